@@ -1,0 +1,39 @@
+# Generates the wrappers from codegen/mpi_functions.table, the prototypes of the selected MPI's
+# mpi.h (clang's JSON AST) and the PMPI symbols its library exports (nm -D).
+find_program(TSMPI_CLANG NAMES clang clang-16 clang-15 clang-14 REQUIRED)
+find_program(TSMPI_NM NAMES nm REQUIRED)
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+
+set(TSMPI_GEN_DIR ${CMAKE_BINARY_DIR}/generated)
+set(_chunks 8)
+set(TSMPI_TABLE ${CMAKE_SOURCE_DIR}/codegen/mpi_functions.table CACHE FILEPATH "classification table")
+set(TSMPI_GENERATOR ${CMAKE_SOURCE_DIR}/codegen/generate.py)
+set(TSMPI_PMPI_EXPORTS ${TSMPI_GEN_DIR}/pmpi_exports.txt)
+
+set(_cflags "")
+foreach(_d IN LISTS TSMPI_MPI_DEFINITIONS)
+  list(APPEND _cflags --cflag=-D${_d})
+endforeach()
+foreach(_i IN LISTS TSMPI_MPI_INCLUDE_DIRS)
+  list(APPEND _cflags --cflag=-I${_i})
+endforeach()
+
+set(TSMPI_WRAPPER_SOURCES "")
+set(_outputs ${TSMPI_GEN_DIR}/fn_ids.h ${TSMPI_GEN_DIR}/function_table.cpp)
+math(EXPR _last "${_chunks} - 1")
+foreach(_c RANGE ${_last})
+  list(APPEND TSMPI_WRAPPER_SOURCES ${TSMPI_GEN_DIR}/wrappers_${_c}.cpp)
+  list(APPEND _outputs ${TSMPI_GEN_DIR}/wrappers_${_c}.cpp)
+endforeach()
+
+add_custom_command(OUTPUT ${_outputs} ${TSMPI_PMPI_EXPORTS}
+  COMMAND ${Python3_EXECUTABLE} ${TSMPI_GENERATOR}
+          --table ${TSMPI_TABLE} --mpi ${TSMPI_MPI} --outdir ${TSMPI_GEN_DIR} --chunks ${_chunks}
+          --clang ${TSMPI_CLANG} --header ${CMAKE_SOURCE_DIR}/codegen/include_mpi.c ${_cflags}
+          --ast ${TSMPI_GEN_DIR}/mpi_h_ast.json
+          --nm ${TSMPI_NM} --library ${TSMPI_MPI_LIBRARY} --exports ${TSMPI_PMPI_EXPORTS}
+  DEPENDS ${TSMPI_GENERATOR} ${TSMPI_TABLE} ${TSMPI_MPI_H} ${TSMPI_MPI_LIBRARY}
+          ${CMAKE_SOURCE_DIR}/codegen/include_mpi.c
+  COMMENT "Generating tsmpi wrappers for ${TSMPI_MPI}" VERBATIM)
+# One target owns the generation so that several targets using its outputs never run it twice.
+add_custom_target(tsmpi_codegen DEPENDS ${_outputs})

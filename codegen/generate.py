@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Generate tsmpi's MPI wrappers from the classification table and the MPI's own mpi.h.
+
+Inputs: the table (codegen/mpi_functions.table), clang's JSON AST dump of a file that includes
+the selected MPI's mpi.h, and the PMPI symbols its library exports (`nm -D --defined-only`).
+Outputs (build tree): fn_ids.h, function_table.cpp, wrappers_<n>.cpp.
+Exits non-zero with one line per problem when the three inputs disagree.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+CATEGORIES = ["None", "AccessOnly", "UpdateRef", "CommIO", "Collective",
+              "ReadList", "UpdateList", "Allocate", "Own", "Other"]
+FAMILIES = ["-", "init", "finalize", "threadlevel", "abort", "send", "recv", "sendrecv",
+            "probe", "mprobe", "mrecv", "wait", "test", "start", "cancel"]
+# Families carried out by hand-written handlers (src/wrappers/handlers.h).
+HANDLED_FAMILIES = {"init", "finalize", "threadlevel"}
+KINDS = ["Comm", "Group", "Datatype", "Op", "Errhandler", "Info", "Win", "File",
+         "Request", "Message", "Session"]
+OBJECT_KINDS = KINDS + ["Keyval"]
+HANDLE_FORMS = ["", "*", "&", "[]", "[]*", "[]&"]
+COLUMNS = ["function", "category", "blocking", "nonblocking", "family", "objects", "handles"]
+
+
+class Problems:
+    def __init__(self):
+        self.lines = []
+
+    def add(self, msg):
+        self.lines.append(msg)
+
+    def fail_if_any(self, what):
+        if self.lines:
+            for line in self.lines:
+                print(f"tsmpi codegen: {line}", file=sys.stderr)
+            print(f"tsmpi codegen: {len(self.lines)} problem(s) {what}", file=sys.stderr)
+            sys.exit(1)
+
+
+def read_table(path, problems):
+    rows = {}
+    with open(path, encoding="utf-8") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            cols = line.split()
+            where = f"{os.path.basename(path)}:{lineno}"
+            if len(cols) != len(COLUMNS):
+                problems.add(f"{where}: expected {len(COLUMNS)} columns ({' '.join(COLUMNS)}), got {len(cols)}")
+                continue
+            row = dict(zip(COLUMNS, cols))
+            name = row["function"]
+            if not re.fullmatch(r"MPIX?_[A-Za-z0-9_]+", name):
+                problems.add(f"{where}: bad function name {name}")
+            if name in rows:
+                problems.add(f"{where}: {name} classified twice")
+            if row["category"] not in CATEGORIES:
+                problems.add(f"{where}: {name}: unknown category {row['category']} (allowed: {' '.join(CATEGORIES)})")
+            if row["blocking"] not in ("yes", "no"):
+                problems.add(f"{where}: {name}: blocking must be yes or no")
+            if row["family"] not in FAMILIES:
+                problems.add(f"{where}: {name}: unknown family {row['family']} (allowed: {' '.join(FAMILIES)})")
+            row["objects_list"] = [] if row["objects"] == "-" else row["objects"].split(",")
+            for obj in row["objects_list"]:
+                verb, _, kind = obj.partition(":")
+                if verb not in ("new", "free") or kind not in OBJECT_KINDS:
+                    problems.add(f"{where}: {name}: bad objects entry {obj} (new:Kind or free:Kind)")
+            row["handles_list"] = [] if row["handles"] == "-" else row["handles"].split(",")
+            for h in row["handles_list"]:
+                kind, form = split_handle(h)
+                if kind not in KINDS or form not in HANDLE_FORMS:
+                    problems.add(f"{where}: {name}: bad handle {h} (Kind, Kind*, Kind&, Kind[], Kind[]*, Kind[]&)")
+            row["line"] = where
+            rows[name] = row
+    for name, row in rows.items():
+        nb = row["nonblocking"]
+        if nb != "-" and nb not in rows:
+            problems.add(f"{row['line']}: {name}: nonblocking counterpart {nb} has no row")
+    return rows
+
+
+def split_handle(h):
+    m = re.fullmatch(r"([A-Za-z]+)(.*)", h)
+    return (m.group(1), m.group(2)) if m else (h, "?")
+
+
+def read_prototypes(path):
+    """Map PMPI name -> (return type, [(param type, param name)], variadic)."""
+    text = open(path, encoding="utf-8").read()
+    decoder = json.JSONDecoder()
+    protos = {}
+    i = 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            break
+        if not text.startswith("{", i):  # "Dumping X:" lines of older clang versions
+            i = text.find("\n", i) + 1 or len(text)
+            continue
+        node, i = decoder.raw_decode(text, i)
+        if node.get("kind") != "FunctionDecl":
+            continue
+        name = node["name"]
+        if not re.fullmatch(r"PMPIX?_[A-Za-z0-9_]+", name):
+            continue
+        fn_type = node["type"]["qualType"]
+        ret = fn_type[: fn_type.index("(")].strip()
+        params = [(p["type"]["qualType"], p.get("name", ""))
+                  for p in node.get("inner", []) if p.get("kind") == "ParmVarDecl"]
+        protos.setdefault(name, (ret, params, bool(node.get("variadic"))))
+    return protos
+
+
+def read_exports(path):
+    names = set()
+    for line in open(path, encoding="utf-8"):
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] in ("T", "W", "i") and re.fullmatch(r"PMPIX?_[A-Za-z0-9_]+", parts[2]):
+            names.add(parts[2])
+    return names
+
+
+HANDLE_TYPE = re.compile(r"^(const\s+)?MPI_(" + "|".join(KINDS) + r")\s*(\*?)\s*(const)?$")
+
+
+def handle_params(params):
+    """The handle parameters of a prototype as (kind, is_pointer)."""
+    found = []
+    for ptype, _ in params:
+        m = HANDLE_TYPE.match(ptype.strip())
+        if m:
+            found.append((m.group(2), m.group(3) == "*"))
+    return found
+
+
+def check_handles(row, params, problems):
+    declared = [split_handle(h) for h in row["handles_list"]]
+    actual = handle_params(params)
+    if len(declared) != len(actual):
+        problems.add(f"{row['line']}: {row['function']}: table lists {len(declared)} handle parameter(s) "
+                     f"({row['handles']}), mpi.h has {len(actual)} "
+                     f"({','.join(k + ('*' if p else '') for k, p in actual) or '-'})")
+        return
+    for (kind, form), (akind, apointer) in zip(declared, actual):
+        if kind != akind or (form != "") != apointer:
+            problems.add(f"{row['line']}: {row['function']}: handle {kind}{form} does not match "
+                         f"mpi.h's MPI_{akind}{' *' if apointer else ''}")
+
+
+def cxx_string(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--ast", help="clang -Xclang -ast-dump=json output for mpi.h (read, or written with --clang)")
+    ap.add_argument("--exports", help="nm -D --defined-only output of the MPI library (read, or written with --library)")
+    ap.add_argument("--clang", help="clang to run on --header to make --ast")
+    ap.add_argument("--header", help="a C file that includes mpi.h")
+    ap.add_argument("--cflag", action="append", default=[], help="-I/-D flag for clang (repeatable)")
+    ap.add_argument("--nm", default="nm")
+    ap.add_argument("--library", help="the MPI library whose exports to list into --exports")
+    ap.add_argument("--mpi", required=True, help="openmpi or mpich")
+    ap.add_argument("--outdir", required=True)
+    ap.add_argument("--chunks", type=int, default=8)
+    args = ap.parse_args()
+
+    if args.clang:
+        dump = subprocess.run([args.clang, "-fsyntax-only", "-Xclang", "-ast-dump=json",
+                               "-Xclang", "-ast-dump-filter=PMPI", *args.cflag, args.header],
+                              capture_output=True, text=True)
+        if dump.returncode != 0:
+            sys.exit(f"tsmpi codegen: clang could not parse mpi.h:\n{dump.stderr}")
+        os.makedirs(os.path.dirname(os.path.abspath(args.ast)), exist_ok=True)
+        write_if_changed(args.ast, dump.stdout)
+    if args.library:
+        listing = subprocess.run([args.nm, "-D", "--defined-only", args.library],
+                                 capture_output=True, text=True, check=True)
+        write_if_changed(args.exports, listing.stdout)
+
+    problems = Problems()
+    table = read_table(args.table, problems)
+    problems.fail_if_any("in the classification table")
+
+    protos = read_prototypes(args.ast)
+    exports = read_exports(args.exports)
+    if not exports:
+        problems.add(f"no PMPI_ symbols found in {args.exports}")
+    for pname in sorted(exports):
+        name = pname[1:]
+        if name not in table:
+            problems.add(f"{args.mpi} exports {pname} but {name} is not classified in {os.path.basename(args.table)}")
+        if pname not in protos:
+            problems.add(f"{args.mpi} exports {pname} but its mpi.h declares no prototype for it")
+    problems.fail_if_any(f"between {args.mpi} and the table")
+
+    functions = sorted((p[1:] for p in exports), key=str.lower)
+    for name in functions:
+        check_handles(table[name], protos["P" + name][1], problems)
+    problems.fail_if_any(f"in handle columns for {args.mpi}")
+
+    os.makedirs(args.outdir, exist_ok=True)
+    write_if_changed(os.path.join(args.outdir, "fn_ids.h"), emit_ids(functions, table, args.mpi))
+    write_if_changed(os.path.join(args.outdir, "function_table.cpp"), emit_table(functions, table))
+    per_chunk = (len(functions) + args.chunks - 1) // args.chunks
+    for c in range(args.chunks):
+        chunk = functions[c * per_chunk:(c + 1) * per_chunk]
+        write_if_changed(os.path.join(args.outdir, f"wrappers_{c}.cpp"),
+                         emit_wrappers(chunk, table, protos))
+
+
+def write_if_changed(path, text):
+    if os.path.exists(path) and open(path, encoding="utf-8").read() == text:
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+HEADER = "// Generated by codegen/generate.py from codegen/mpi_functions.table and mpi.h. Do not edit.\n"
+
+
+def emit_ids(functions, table, mpi):
+    out = [HEADER, "#pragma once\n#include <cstdint>\n\nnamespace tsmpi::fn {\n",
+           f"inline constexpr const char* kBuiltFor = {cxx_string(mpi)};\n",
+           f"inline constexpr std::uint16_t kCount = {len(functions)};\n",
+           "enum Id : std::uint16_t {\n"]
+    out += [f"  {name},\n" for name in functions]
+    out.append("};\n}  // namespace tsmpi::fn\n")
+    return "".join(out)
+
+
+def emit_table(functions, table):
+    index = {name: i for i, name in enumerate(functions)}
+    out = [HEADER, '#include "runtime/function_table.h"\n\nnamespace tsmpi {\n',
+           "const FunctionInfo kFunctions[fn::kCount] = {\n"]
+    for name in functions:
+        row = table[name]
+        nb = row["nonblocking"]
+        nb_id = index.get(nb, -1)
+        out.append(
+            f"  {{{cxx_string(name)}, Category::{row['category']}, {str(row['blocking'] == 'yes').lower()}, "
+            f"{nb_id}, {cxx_string(nb)}, Family::k{row['family'].capitalize() if row['family'] != '-' else 'None'}, "
+            f"{cxx_string(row['objects'])}, {cxx_string(row['handles'])}}},\n")
+    out.append("};\n}  // namespace tsmpi\n")
+    return "".join(out)
+
+
+def emit_wrappers(functions, table, protos):
+    out = [HEADER, '#include "wrappers/wrapper_prelude.h"\n\n']
+    for name in functions:
+        ret, params, variadic = protos["P" + name]
+        row = table[name]
+        decl = ", ".join(f"std::type_identity_t<{t}> a{i}" for i, (t, _) in enumerate(params))
+        if variadic:
+            decl += ", ..."  # forwarded without the variable part: both MPIs ignore it (MPI_Pcontrol)
+        call_args = ", ".join(f"a{i}" for i in range(len(params)))
+        pmpi = "P" + name
+        out.append(f"extern \"C\" TSMPI_EXPORT {ret} {name}({decl or 'void'}) {{\n")
+        if row["family"] in HANDLED_FAMILIES:
+            out.append(f"  return tsmpi::handlers::{name}({call_args});\n}}\n\n")
+            continue
+        out.append(f"  if (TSMPI_LIKELY(!tsmpi::fn_active[tsmpi::fn::{name}])) return {pmpi}({call_args});\n")
+        out.append(f"  return tsmpi::Hook<tsmpi::Category::{row['category']}>::call(tsmpi::fn::{name}, "
+                   f"[&]() {{ return {pmpi}({call_args}); }});\n}}\n\n")
+    return "".join(out)
+
+
+if __name__ == "__main__":
+    main()

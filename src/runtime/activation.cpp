@@ -1,0 +1,28 @@
+#include "runtime/activation.h"
+
+#include "runtime/function_table.h"
+
+namespace tsmpi {
+
+std::uint8_t fn_active[fn::kCount] = {};
+
+void activate(const Options& o) {
+  for (int i = 0; i < fn::kCount; ++i) {
+    // Statistics count every call. Protections (serialize mode, probe policies, checks) add
+    // their categories and families here as they are built.
+    bool active = o.stats;
+    fn_active[i] = active ? 1 : 0;
+  }
+}
+
+void deactivate() {
+  for (auto& a : fn_active) a = 0;
+}
+
+int active_count() {
+  int n = 0;
+  for (auto a : fn_active) n += a;
+  return n;
+}
+
+}  // namespace tsmpi

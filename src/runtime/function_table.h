@@ -1,0 +1,34 @@
+// What tsmpi knows about each MPI function of this build: the row of
+// codegen/mpi_functions.table, compiled in by the generator (function_table.cpp).
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+#include "fn_ids.h"
+#include "runtime/category.h"
+
+namespace tsmpi {
+
+enum class Family : std::uint8_t {
+  kNone, kInit, kFinalize, kThreadlevel, kAbort, kSend, kRecv, kSendrecv,
+  kProbe, kMprobe, kMrecv, kWait, kTest, kStart, kCancel,
+};
+const char* family_name(Family f);
+
+struct FunctionInfo {
+  const char* name;
+  Category category;
+  bool blocking;
+  int nonblocking_id;             // index into kFunctions, -1 if none in this MPI
+  const char* nonblocking_name;   // as in the table, "-" if none
+  Family family;
+  const char* objects;            // "new:Comm", "free:Request", ... or "-"
+  const char* handles;            // handle parameters in order, or "-"
+};
+
+extern const FunctionInfo kFunctions[fn::kCount];
+
+// Index of a function by name, -1 if this build does not wrap it.
+int find_function(std::string_view name);
+
+}  // namespace tsmpi

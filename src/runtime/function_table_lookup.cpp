@@ -1,0 +1,29 @@
+#include <algorithm>
+
+#include "runtime/function_table.h"
+
+namespace tsmpi {
+
+const char* category_name(Category c) {
+  static constexpr const char* kNames[kCategoryCount] = {
+      "None", "AccessOnly", "UpdateRef", "CommIO", "Collective",
+      "ReadList", "UpdateList", "Allocate", "Own", "Other"};
+  return kNames[static_cast<int>(c)];
+}
+
+const char* family_name(Family f) {
+  static constexpr const char* kNames[] = {
+      "-", "init", "finalize", "threadlevel", "abort", "send", "recv", "sendrecv",
+      "probe", "mprobe", "mrecv", "wait", "test", "start", "cancel"};
+  return kNames[static_cast<int>(f)];
+}
+
+int find_function(std::string_view name) {
+  // The generator sorts case-insensitively; a linear scan keeps this independent of that order
+  // and is only used off the hot path (tsmpi-info, tests).
+  for (int i = 0; i < fn::kCount; ++i)
+    if (name == kFunctions[i].name) return i;
+  return -1;
+}
+
+}  // namespace tsmpi

@@ -1,0 +1,178 @@
+// MPI_Init / MPI_Init_thread / MPI_Finalize / thread-level queries and MPI-4 sessions:
+// read the options, ask the MPI for TSMPI_UNDERLYING_LEVEL, tell the application the level
+// tsmpi provides, switch the wrappers on, and print statistics at the end.
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "runtime/activation.h"
+#include "runtime/function_table.h"
+#include "runtime/options.h"
+#include "runtime/stats.h"
+#include "runtime/thread_state.h"
+#include "wrappers/handlers.h"
+
+namespace tsmpi {
+namespace {
+
+struct InitState {
+  std::atomic<bool> world_initialized{false};
+  int mpi_provided = MPI_THREAD_SINGLE;    // what the MPI gave tsmpi
+  int tsmpi_provided = MPI_THREAD_SINGLE;  // what tsmpi gives the application
+  std::atomic<int> live_sessions{0};
+  std::atomic<bool> stats_printed{false};
+};
+InitState g_init;
+
+int requested_level(UnderlyingLevel l) {
+  switch (l) {
+    case UnderlyingLevel::Single: return MPI_THREAD_SINGLE;
+    case UnderlyingLevel::Serialized: return MPI_THREAD_SERIALIZED;
+    case UnderlyingLevel::Multiple: return MPI_THREAD_MULTIPLE;
+  }
+  return MPI_THREAD_MULTIPLE;
+}
+
+const char* level_name(int level) {
+  if (level == MPI_THREAD_SINGLE) return "MPI_THREAD_SINGLE";
+  if (level == MPI_THREAD_FUNNELED) return "MPI_THREAD_FUNNELED";
+  if (level == MPI_THREAD_SERIALIZED) return "MPI_THREAD_SERIALIZED";
+  if (level == MPI_THREAD_MULTIPLE) return "MPI_THREAD_MULTIPLE";
+  return "unknown";
+}
+
+// "rank/size" of MPI_COMM_WORLD, or the launcher's rank when only sessions are in use.
+std::string rank_label() {
+  if (g_init.world_initialized.load()) {
+    int rank = -1, size = 0, finalized = 0;
+    PMPI_Finalized(&finalized);
+    if (!finalized && PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS &&
+        PMPI_Comm_size(MPI_COMM_WORLD, &size) == MPI_SUCCESS)
+      return std::to_string(rank) + "/" + std::to_string(size);
+  }
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(var)) return v;
+  return "?";
+}
+
+void count_call(Category c) {
+  if (const Options* o = loaded_options(); o && o->stats)
+    bump(thread_counters(tl_thread).calls[static_cast<int>(c)]);
+}
+
+void say_hello(const Options& o) {
+  if (o.verbose < 1) return;
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int len = 0;
+  PMPI_Get_library_version(version, &len);
+  std::string first_line(version, std::string(version).find_first_of("\n,") == std::string::npos
+                                      ? std::string(version).size()
+                                      : std::string(version).find_first_of("\n,"));
+  std::fprintf(stderr,
+               "tsmpi: rank %s: %s (built for %s); asked the MPI for %s, got %s; providing %s; "
+               "%d of %d wrappers active\n",
+               rank_label().c_str(), first_line.c_str(), fn::kBuiltFor,
+               level_name(requested_level(o.underlying_level)), level_name(g_init.mpi_provided),
+               level_name(g_init.tsmpi_provided), active_count(), static_cast<int>(fn::kCount));
+  if (o.verbose >= 2) {
+    int per_category[kCategoryCount] = {};
+    for (int i = 0; i < fn::kCount; ++i)
+      if (fn_active[i]) ++per_category[static_cast<int>(kFunctions[i].category)];
+    std::string text = "tsmpi: active wrappers per category:";
+    for (int c = 0; c < kCategoryCount; ++c)
+      text += std::string(" ") + category_name(static_cast<Category>(c)) + "=" + std::to_string(per_category[c]);
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+}
+
+void print_stats_once() {
+  const Options* o = loaded_options();
+  if (!o || !o->stats || g_init.stats_printed.exchange(true)) return;
+  print_stats(stderr, rank_label().c_str());
+}
+
+}  // namespace
+
+namespace handlers {
+
+int MPI_Init(int* argc, char*** argv) {
+  int provided = 0;
+  return handlers::MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
+  const Options& o = options_or_exit();
+  int rc;
+  {
+    NestingScope inside(tl_thread);
+    rc = PMPI_Init_thread(argc, argv, requested_level(o.underlying_level), &g_init.mpi_provided);
+  }
+  if (rc != MPI_SUCCESS) return rc;
+  // The application may use threads as the MPI allows; tsmpi's protections (serialize mode)
+  // raise this when they are in force.
+  g_init.tsmpi_provided = g_init.mpi_provided;
+  if (provided) *provided = g_init.tsmpi_provided;
+  activate(o);
+  g_init.world_initialized.store(true);
+  count_call(Category::Other);
+  say_hello(o);
+  return rc;
+}
+
+int MPI_Finalize() {
+  count_call(Category::Other);
+  print_stats_once();
+  NestingScope inside(tl_thread);
+  return PMPI_Finalize();
+}
+
+int MPI_Query_thread(int* provided) {
+  count_call(Category::None);
+  if (!g_init.world_initialized.load()) {
+    NestingScope inside(tl_thread);
+    return PMPI_Query_thread(provided);
+  }
+  *provided = g_init.tsmpi_provided;
+  return MPI_SUCCESS;
+}
+
+int MPI_Is_thread_main(int* flag) {
+  count_call(Category::None);
+  // tsmpi calls PMPI_Init_thread from the application's thread, so the MPI's answer is ours.
+  NestingScope inside(tl_thread);
+  return PMPI_Is_thread_main(flag);
+}
+
+#if MPI_VERSION >= 4
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session) {
+  const Options& o = options_or_exit();
+  int rc;
+  {
+    NestingScope inside(tl_thread);
+    rc = PMPI_Session_init(info, errhandler, session);
+  }
+  if (rc != MPI_SUCCESS) return rc;
+  if (g_init.live_sessions.fetch_add(1) == 0 && !g_init.world_initialized.load()) activate(o);
+  count_call(Category::Other);
+  return rc;
+}
+
+int MPI_Session_finalize(MPI_Session* session) {
+  count_call(Category::Other);
+  bool last = g_init.live_sessions.load() == 1;
+  if (last && !g_init.world_initialized.load()) print_stats_once();
+  int rc;
+  {
+    NestingScope inside(tl_thread);
+    rc = PMPI_Session_finalize(session);
+  }
+  if (rc == MPI_SUCCESS) g_init.live_sessions.fetch_sub(1);
+  return rc;
+}
+#endif
+
+}  // namespace handlers
+}  // namespace tsmpi

@@ -1,0 +1,165 @@
+#include "runtime/options.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <atomic>
+#include <mutex>
+
+extern char** environ;
+
+namespace tsmpi {
+namespace {
+
+constexpr const char* kUnderlying = "TSMPI_UNDERLYING_LEVEL";
+constexpr const char* kProbe = "TSMPI_PROBE";
+constexpr const char* kCheck = "TSMPI_CHECK";
+constexpr const char* kStats = "TSMPI_STATS";
+constexpr const char* kVerbose = "TSMPI_VERBOSE";
+constexpr const char* kHangTimeout = "TSMPI_HANG_TIMEOUT";
+
+// Index of `value` in the '|'-separated list, or -1.
+int choice_index(std::string_view list, std::string_view value) {
+  int index = 0;
+  while (true) {
+    size_t bar = list.find('|');
+    if (list.substr(0, bar) == value) return index;
+    if (bar == std::string_view::npos) return -1;
+    list.remove_prefix(bar + 1);
+    ++index;
+  }
+}
+
+std::string built_values(const OptionSpec& s) {
+  std::string out;
+  std::string_view all = s.allowed;
+  while (!all.empty()) {
+    size_t bar = all.find('|');
+    std::string_view v = all.substr(0, bar);
+    if (choice_index(s.not_built, v) < 0) out += (out.empty() ? "" : "|") + std::string(v);
+    all = bar == std::string_view::npos ? std::string_view{} : all.substr(bar + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& option_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {kUnderlying, "single|serialized|multiple", "multiple",
+       "thread level tsmpi requests from the MPI; below multiple tsmpi serializes calls itself",
+       "single|serialized"},
+      {kProbe, "mprobe|lock2d|helper|off", "off",
+       "how probe followed by receive is made atomic per thread", "mprobe|lock2d|helper"},
+      {kCheck, "off|warn|abort", "off", "report erroneous thread races (warn) or abort on them",
+       "warn|abort"},
+      {kStats, "0|1", "0", "print per-rank call and lock statistics at MPI_Finalize", ""},
+      {kVerbose, "0|1|2", "0", "1: one line per rank at MPI_Init; 2: also the active wrappers", ""},
+      {kHangTimeout, "seconds (0 = off)", "0",
+       "report every thread's MPI call when one is blocked longer than this", "positive"},
+  };
+  return specs;
+}
+
+Environment tsmpi_environment() {
+  Environment env;
+  for (char** e = environ; e && *e; ++e) {
+    if (std::strncmp(*e, "TSMPI_", 6) != 0) continue;
+    const char* eq = std::strchr(*e, '=');
+    if (!eq) continue;
+    env.emplace_back(std::string(*e, static_cast<size_t>(eq - *e)), std::string(eq + 1));
+  }
+  return env;
+}
+
+ParseResult parse_options(const Environment& env) {
+  ParseResult r;
+  Options& o = r.options;
+  for (const auto& [name, value] : env) {
+    const OptionSpec* spec = nullptr;
+    for (const auto& s : option_specs())
+      if (name == s.name) spec = &s;
+    if (!spec) {
+      std::string known;
+      for (const auto& s : option_specs()) known += (known.empty() ? "" : ", ") + std::string(s.name);
+      r.error = "tsmpi: unknown variable " + name + "=" + value + "; tsmpi reads only " + known;
+      return r;
+    }
+    const std::string prefix = std::string("tsmpi: ") + spec->name + "=" + value;
+    if (name == kHangTimeout) {
+      errno = 0;
+      char* end = nullptr;
+      unsigned long v = value.empty() ? 0 : std::strtoul(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || errno != 0 || value[0] == '-' || v > INT_MAX) {
+        r.error = prefix + " is invalid; allowed values: whole seconds >= 0 (0 = off)";
+        return r;
+      }
+      if (v > 0) {
+        r.error = prefix + " is refused: the hang watchdog is not built yet; allowed now: 0";
+        return r;
+      }
+      o.hang_timeout = static_cast<unsigned>(v);
+      continue;
+    }
+    int index = choice_index(spec->allowed, value);
+    if (index < 0) {
+      r.error = prefix + " is invalid; allowed values: " + spec->allowed;
+      return r;
+    }
+    if (choice_index(spec->not_built, value) >= 0) {
+      r.error = prefix + " is refused: that feature is not built yet; allowed now: " + built_values(*spec);
+      return r;
+    }
+    if (name == kUnderlying) o.underlying_level = static_cast<UnderlyingLevel>(index);
+    else if (name == kProbe) o.probe = static_cast<ProbePolicy>(index);
+    else if (name == kCheck) o.check = static_cast<CheckMode>(index);
+    else if (name == kStats) o.stats = index == 1;
+    else if (name == kVerbose) o.verbose = index;
+  }
+  return r;
+}
+
+std::string option_value(const Options& o, std::string_view name) {
+  auto pick = [&](int index) {
+    for (const auto& s : option_specs()) {
+      if (name != s.name) continue;
+      std::string_view list = s.allowed;
+      for (int i = 0; i < index; ++i) list.remove_prefix(list.find('|') + 1);
+      return std::string(list.substr(0, list.find('|')));
+    }
+    return std::string();
+  };
+  if (name == kUnderlying) return pick(static_cast<int>(o.underlying_level));
+  if (name == kProbe) return pick(static_cast<int>(o.probe));
+  if (name == kCheck) return pick(static_cast<int>(o.check));
+  if (name == kStats) return o.stats ? "1" : "0";
+  if (name == kVerbose) return std::to_string(o.verbose);
+  if (name == kHangTimeout) return std::to_string(o.hang_timeout);
+  return {};
+}
+
+namespace {
+std::once_flag g_once;
+Options g_options;
+std::atomic<const Options*> g_loaded{nullptr};
+}  // namespace
+
+const Options& options_or_exit() {
+  std::call_once(g_once, [] {
+    ParseResult r = parse_options(tsmpi_environment());
+    if (r.error) {
+      std::fprintf(stderr, "%s\n", r.error->c_str());
+      std::fflush(stderr);
+      std::exit(2);
+    }
+    g_options = r.options;
+    g_loaded.store(&g_options, std::memory_order_release);
+  });
+  return g_options;
+}
+
+const Options* loaded_options() { return g_loaded.load(std::memory_order_acquire); }
+
+}  // namespace tsmpi

@@ -1,0 +1,59 @@
+// tsmpi's one options table, read once from TSMPI_* environment variables.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tsmpi {
+
+enum class UnderlyingLevel { Single, Serialized, Multiple };
+enum class ProbePolicy { Mprobe, Lock2d, Helper, Off };
+enum class CheckMode { Off, Warn, Abort };
+
+struct Options {
+  UnderlyingLevel underlying_level = UnderlyingLevel::Multiple;
+  ProbePolicy probe = ProbePolicy::Off;
+  CheckMode check = CheckMode::Off;
+  bool stats = false;
+  int verbose = 0;
+  unsigned hang_timeout = 0;  // seconds, 0 = off
+};
+
+struct OptionSpec {
+  const char* name;           // TSMPI_...
+  const char* allowed;        // "a|b|c", or a description for numbers
+  const char* default_value;
+  const char* help;
+  // Values accepted by the parser but whose feature is not built yet; refused with a message.
+  const char* not_built;      // "a|b" or ""
+};
+
+// The table, in display order.
+const std::vector<OptionSpec>& option_specs();
+
+using Environment = std::vector<std::pair<std::string, std::string>>;
+
+// All TSMPI_* variables of the process environment.
+Environment tsmpi_environment();
+
+struct ParseResult {
+  Options options;
+  std::optional<std::string> error;  // one line naming the variable and its allowed values
+};
+
+// Pure: parses the given TSMPI_* variables (unknown names are errors).
+ParseResult parse_options(const Environment& env);
+
+// The value an option has in `o`, as it would be written in the environment.
+std::string option_value(const Options& o, std::string_view name);
+
+// Process-wide options, parsed from the environment on first use. If they are invalid,
+// prints the error line to stderr and exits the process with status 2 (used by MPI_Init).
+const Options& options_or_exit();
+
+// Process-wide options if already loaded (nullptr before the first options_or_exit()).
+const Options* loaded_options();
+
+}  // namespace tsmpi

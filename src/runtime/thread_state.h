@@ -1,0 +1,31 @@
+// Per-thread state of tsmpi (seed 000 §4.2: thread-private nesting level).
+#pragma once
+#include "runtime/config.h"
+
+namespace tsmpi {
+
+struct ThreadCounters;
+
+struct ThreadState {
+  // How many tsmpi-hooked MPI calls this thread is inside. Calls made while it is non-zero come
+  // from inside the MPI (ROMIO, reduction operators, attribute/errhandler/grequest callbacks)
+  // and go straight to PMPI without any protection.
+  int depth = 0;
+  ThreadCounters* counters = nullptr;  // this thread's statistics block, made on first use
+};
+
+extern TSMPI_TLS ThreadState tl_thread;
+
+// Marks the calling thread as inside the MPI for its lifetime.
+class NestingScope {
+ public:
+  explicit NestingScope(ThreadState& t) : t_(t) { ++t_.depth; }
+  ~NestingScope() { --t_.depth; }
+  NestingScope(const NestingScope&) = delete;
+  NestingScope& operator=(const NestingScope&) = delete;
+
+ private:
+  ThreadState& t_;
+};
+
+}  // namespace tsmpi

@@ -1,0 +1,18 @@
+// Hand-written wrappers for the families the generator does not template (codegen/README.md):
+// init, finalize and threadlevel. Same prototypes as mpi.h.
+#pragma once
+#include <mpi.h>
+
+namespace tsmpi::handlers {
+
+int MPI_Init(int* argc, char*** argv);
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided);
+int MPI_Finalize();
+int MPI_Query_thread(int* provided);
+int MPI_Is_thread_main(int* flag);
+#if MPI_VERSION >= 4
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session);
+int MPI_Session_finalize(MPI_Session* session);
+#endif
+
+}  // namespace tsmpi::handlers

@@ -1,0 +1,14 @@
+// Included by every generated wrappers_<n>.cpp.
+#pragma once
+#include <mpi.h>
+#if defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI declares its MPIX_ extensions here
+#endif
+
+#include <type_traits>
+
+#include "fn_ids.h"
+#include "runtime/activation.h"
+#include "runtime/config.h"
+#include "wrappers/handlers.h"
+#include "wrappers/hook.h"

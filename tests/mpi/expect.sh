@@ -1,0 +1,36 @@
+#!/bin/bash
+# expect.sh [--status N | --fail] [--has REGEX]... [--lacks REGEX]... [--count N REGEX]... -- COMMAND...
+# Runs COMMAND, echoes its output, and checks its exit status and combined stdout+stderr
+# (extended regular expressions, matched per line).
+set -u
+status=0; fail=0; has=(); lacks=(); counts=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --status) status=$2; shift 2 ;;
+    --fail) fail=1; shift ;;
+    --has) has+=("$2"); shift 2 ;;
+    --lacks) lacks+=("$2"); shift 2 ;;
+    --count) counts+=("$2" "$3"); shift 3 ;;
+    --) shift; break ;;
+    *) echo "expect.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+out=$("$@" 2>&1); rc=$?
+printf '%s\n' "$out"
+bad=0
+if [ $fail = 1 ]; then
+  [ $rc -ne 0 ] || { echo "expect.sh: expected a non-zero exit status, got 0"; bad=1; }
+else
+  [ $rc -eq "$status" ] || { echo "expect.sh: expected exit status $status, got $rc"; bad=1; }
+fi
+for re in "${has[@]+"${has[@]}"}"; do
+  grep -Eq -- "$re" <<<"$out" || { echo "expect.sh: output lacks /$re/"; bad=1; }
+done
+for re in "${lacks[@]+"${lacks[@]}"}"; do
+  ! grep -Eq -- "$re" <<<"$out" || { echo "expect.sh: output has /$re/"; bad=1; }
+done
+for ((i = 0; i < ${#counts[@]}; i += 2)); do
+  n=$(grep -Ec -- "${counts[i+1]}" <<<"$out")
+  [ "$n" -eq "${counts[i]}" ] || { echo "expect.sh: /${counts[i+1]}/ matched $n lines, expected ${counts[i]}"; bad=1; }
+done
+exit $bad

@@ -1,0 +1,92 @@
+// codegen/generate.py on small fixtures: what it emits, and that it fails loudly.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct GeneratorRun {
+  int status;
+  std::string output;
+  fs::path outdir;
+};
+
+GeneratorRun generate(const std::string& table, const std::string& case_name) {
+  fs::path outdir = fs::path(TSMPI_TEST_TMPDIR) / case_name;
+  fs::remove_all(outdir);
+  fs::create_directories(outdir);
+  fs::path log = outdir / "log.txt";
+  std::string fixtures = TSMPI_TEST_FIXTURES;
+  std::string cmd = std::string(TSMPI_TEST_PYTHON) + " " + TSMPI_TEST_GENERATOR + " --table " + fixtures + "/" +
+                    table + " --ast " + fixtures + "/mini_ast.json --exports " + fixtures +
+                    "/mini_exports.txt --mpi openmpi --chunks 2 --outdir " + outdir.string() + " > " +
+                    log.string() + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, text.str(), outdir};
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST(Generator, EmitsOneWrapperPerExportedFunction) {
+  GeneratorRun r = generate("table_ok.table", "ok");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string wrappers = read_all(r.outdir / "wrappers_0.cpp") + read_all(r.outdir / "wrappers_1.cpp");
+  // The prototype comes from mpi.h; the pass-through is one table load and a branch.
+  EXPECT_NE(wrappers.find("extern \"C\" TSMPI_EXPORT int MPI_Send(std::type_identity_t<const void *> a0, "
+                          "std::type_identity_t<int> a1, std::type_identity_t<MPI_Datatype> a2"),
+            std::string::npos)
+      << wrappers;
+  EXPECT_NE(wrappers.find("if (TSMPI_LIKELY(!tsmpi::fn_active[tsmpi::fn::MPI_Send])) return PMPI_Send(a0, a1, a2, a3, a4, a5);"),
+            std::string::npos);
+  EXPECT_NE(wrappers.find("tsmpi::Hook<tsmpi::Category::CommIO>::call(tsmpi::fn::MPI_Send"), std::string::npos);
+  EXPECT_NE(wrappers.find("tsmpi::Hook<tsmpi::Category::Own>::call(tsmpi::fn::MPI_Comm_dup"), std::string::npos);
+  // Variadic MPI_Pcontrol forwards its fixed argument; MPI_Wtime returns double.
+  EXPECT_NE(wrappers.find("int MPI_Pcontrol(std::type_identity_t<const int> a0, ...)"), std::string::npos);
+  EXPECT_NE(wrappers.find("double MPI_Wtime(void)"), std::string::npos);
+  // MPI_Isend is classified but this "MPI" does not export it: no wrapper.
+  EXPECT_EQ(wrappers.find("MPI_Isend("), std::string::npos);
+  std::string ids = read_all(r.outdir / "fn_ids.h");
+  EXPECT_NE(ids.find("kCount = 4;"), std::string::npos) << ids;
+  std::string table = read_all(r.outdir / "function_table.cpp");
+  EXPECT_NE(table.find("{\"MPI_Send\", Category::CommIO, true, -1, \"MPI_Isend\", Family::kSend"), std::string::npos)
+      << table;
+}
+
+TEST(Generator, FailsNamingAnExportedFunctionWithoutARow) {
+  GeneratorRun r = generate("table_missing_row.table", "missing");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("openmpi exports PMPI_Comm_dup but MPI_Comm_dup is not classified in table_missing_row.table"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(r.outdir / "wrappers_0.cpp"));
+}
+
+TEST(Generator, FailsWhenHandlesDisagreeWithMpiH) {
+  GeneratorRun r = generate("table_bad_handles.table", "handles");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("MPI_Comm_dup: handle Comm does not match mpi.h's MPI_Comm *"), std::string::npos)
+      << r.output;
+}
+
+TEST(Generator, FailsOnAnUnknownCategory) {
+  GeneratorRun r = generate("table_bad_category.table", "category");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("MPI_Wtime: unknown category Cheap"), std::string::npos) << r.output;
+}

@@ -1,0 +1,103 @@
+#include "runtime/options.h"
+
+#include <gtest/gtest.h>
+
+using tsmpi::Environment;
+using tsmpi::parse_options;
+
+TEST(Options, DefaultsWhenNothingIsSet) {
+  auto r = parse_options({});
+  ASSERT_FALSE(r.error);
+  EXPECT_EQ(r.options.underlying_level, tsmpi::UnderlyingLevel::Multiple);
+  EXPECT_EQ(r.options.probe, tsmpi::ProbePolicy::Off);
+  EXPECT_EQ(r.options.check, tsmpi::CheckMode::Off);
+  EXPECT_FALSE(r.options.stats);
+  EXPECT_EQ(r.options.verbose, 0);
+  EXPECT_EQ(r.options.hang_timeout, 0u);
+}
+
+TEST(Options, EveryDefaultInTheTableParsesToTheDefaultOptions) {
+  Environment env;
+  for (const auto& s : tsmpi::option_specs()) env.emplace_back(s.name, s.default_value);
+  auto r = parse_options(env);
+  ASSERT_FALSE(r.error) << *r.error;
+  for (const auto& s : tsmpi::option_specs())
+    EXPECT_EQ(tsmpi::option_value(r.options, s.name), s.default_value) << s.name;
+}
+
+TEST(Options, BuiltValuesAreAccepted) {
+  auto r = parse_options({{"TSMPI_STATS", "1"}, {"TSMPI_VERBOSE", "2"}, {"TSMPI_PROBE", "off"},
+                          {"TSMPI_CHECK", "off"}, {"TSMPI_UNDERLYING_LEVEL", "multiple"},
+                          {"TSMPI_HANG_TIMEOUT", "0"}});
+  ASSERT_FALSE(r.error) << *r.error;
+  EXPECT_TRUE(r.options.stats);
+  EXPECT_EQ(r.options.verbose, 2);
+  EXPECT_EQ(tsmpi::option_value(r.options, "TSMPI_VERBOSE"), "2");
+  EXPECT_EQ(tsmpi::option_value(r.options, "TSMPI_STATS"), "1");
+}
+
+TEST(Options, InvalidValueNamesTheVariableAndItsAllowedValues) {
+  auto r = parse_options({{"TSMPI_PROBE", "bogus"}});
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(*r.error, "tsmpi: TSMPI_PROBE=bogus is invalid; allowed values: mprobe|lock2d|helper|off");
+  r = parse_options({{"TSMPI_STATS", "yes"}});
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(*r.error, "tsmpi: TSMPI_STATS=yes is invalid; allowed values: 0|1");
+  r = parse_options({{"TSMPI_VERBOSE", ""}});
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->find("TSMPI_VERBOSE= is invalid; allowed values: 0|1|2"), std::string::npos);
+}
+
+TEST(Options, ValuesAreCaseSensitiveAndExact) {
+  EXPECT_TRUE(parse_options({{"TSMPI_PROBE", "OFF"}}).error);
+  EXPECT_TRUE(parse_options({{"TSMPI_PROBE", "off "}}).error);
+  EXPECT_TRUE(parse_options({{"TSMPI_PROBE", "of"}}).error);
+}
+
+TEST(Options, UnknownVariableIsAnError) {
+  auto r = parse_options({{"TSMPI_PROBES", "mprobe"}});
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->rfind("tsmpi: unknown variable TSMPI_PROBES=mprobe; tsmpi reads only TSMPI_UNDERLYING_LEVEL, ", 0), 0u)
+      << *r.error;
+}
+
+TEST(Options, ValuesWhoseFeatureIsNotBuiltAreRefused) {
+  for (const char* v : {"single", "serialized"}) {
+    auto r = parse_options({{"TSMPI_UNDERLYING_LEVEL", v}});
+    ASSERT_TRUE(r.error) << v;
+    EXPECT_EQ(*r.error, std::string("tsmpi: TSMPI_UNDERLYING_LEVEL=") + v +
+                            " is refused: that feature is not built yet; allowed now: multiple");
+  }
+  for (const char* v : {"mprobe", "lock2d", "helper"}) {
+    auto r = parse_options({{"TSMPI_PROBE", v}});
+    ASSERT_TRUE(r.error) << v;
+    EXPECT_NE(r.error->find("not built yet; allowed now: off"), std::string::npos) << *r.error;
+  }
+  EXPECT_TRUE(parse_options({{"TSMPI_CHECK", "warn"}}).error);
+  EXPECT_TRUE(parse_options({{"TSMPI_CHECK", "abort"}}).error);
+}
+
+TEST(Options, HangTimeoutIsWholeSeconds) {
+  for (const char* bad : {"-1", "abc", "1.5", "", "99999999999999999999"}) {
+    auto r = parse_options({{"TSMPI_HANG_TIMEOUT", bad}});
+    ASSERT_TRUE(r.error) << bad;
+    EXPECT_NE(r.error->find("allowed values: whole seconds >= 0 (0 = off)"), std::string::npos) << *r.error;
+  }
+  auto watchdog = parse_options({{"TSMPI_HANG_TIMEOUT", "30"}});
+  ASSERT_TRUE(watchdog.error);
+  EXPECT_NE(watchdog.error->find("not built yet"), std::string::npos);
+  EXPECT_FALSE(parse_options({{"TSMPI_HANG_TIMEOUT", "0"}}).error);
+}
+
+TEST(Options, FirstErrorWinsAndNamesItsVariable) {
+  auto r = parse_options({{"TSMPI_STATS", "1"}, {"TSMPI_CHECK", "maybe"}, {"TSMPI_PROBE", "x"}});
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->find("TSMPI_CHECK=maybe"), std::string::npos);
+}
+
+TEST(Options, EverySpecHasHelpAndADefaultThatIsAllowed) {
+  for (const auto& s : tsmpi::option_specs()) {
+    EXPECT_GT(std::string(s.help).size(), 10u) << s.name;
+    EXPECT_FALSE(parse_options({{s.name, s.default_value}}).error) << s.name;
+  }
+}

@@ -1,0 +1,82 @@
+// tsmpi-info: version, the MPI this build is for, the options in effect and the
+// classification table. `tsmpi-info --check` only validates the TSMPI_* environment.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "fn_ids.h"
+#include "runtime/function_table.h"
+#include "runtime/options.h"
+#include "version.h"
+
+namespace {
+
+void usage() {
+  std::puts("usage: tsmpi-info [--check | --options | --table | --help]\n"
+            "  (no argument)  version, MPI, options and the classification table\n"
+            "  --check        exit 2 with one line if the TSMPI_* environment is invalid\n"
+            "  --options      the options table with the values in effect\n"
+            "  --table        the classification of every wrapped MPI function");
+}
+
+void print_version() {
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int len = 0;
+  PMPI_Get_library_version(lib, &len);  // allowed before MPI_Init
+  std::string first(lib);
+  first = first.substr(0, first.find('\n'));
+  std::printf("tsmpi %s, built for %s (%d wrapped functions)\nMPI: %s\nmpiexec: %s\n", TSMPI_VERSION,
+              TSMPI_MPI_NAME, static_cast<int>(tsmpi::fn::kCount), first.c_str(), TSMPI_MPIEXEC);
+}
+
+int print_options() {
+  tsmpi::ParseResult r = tsmpi::parse_options(tsmpi::tsmpi_environment());
+  std::printf("\n%-24s %-10s %-28s %-9s %s\n", "option", "value", "allowed", "default", "meaning");
+  for (const auto& s : tsmpi::option_specs()) {
+    std::string value = r.error ? "?" : tsmpi::option_value(r.options, s.name);
+    std::string allowed = s.allowed;
+    if (*s.not_built) allowed += " (not built: " + std::string(s.not_built) + ")";
+    std::printf("%-24s %-10s %-28s %-9s %s\n", s.name, value.c_str(), allowed.c_str(), s.default_value, s.help);
+  }
+  if (r.error) std::printf("environment: %s\n", r.error->c_str());
+  return r.error ? 2 : 0;
+}
+
+void print_table() {
+  std::printf("\n%-36s %-11s %-5s %-28s %-11s %-24s %s\n", "function", "category", "block", "nonblocking",
+              "family", "objects", "handles");
+  for (const auto& f : tsmpi::kFunctions)
+    std::printf("%-36s %-11s %-5s %-28s %-11s %-24s %s\n", f.name, tsmpi::category_name(f.category),
+                f.blocking ? "yes" : "no", f.nonblocking_name, tsmpi::family_name(f.family), f.objects,
+                f.handles);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* arg = argc > 1 ? argv[1] : "";
+  if (!std::strcmp(arg, "--help") || !std::strcmp(arg, "-h")) {
+    usage();
+    return 0;
+  }
+  if (!std::strcmp(arg, "--check")) {
+    tsmpi::ParseResult r = tsmpi::parse_options(tsmpi::tsmpi_environment());
+    if (r.error) std::fprintf(stderr, "%s\n", r.error->c_str());
+    return r.error ? 2 : 0;
+  }
+  if (!std::strcmp(arg, "--options")) return print_options();
+  if (!std::strcmp(arg, "--table")) {
+    print_table();
+    return 0;
+  }
+  if (*arg) {
+    usage();
+    return 1;
+  }
+  print_version();
+  int rc = print_options();
+  print_table();
+  return rc;
+}
