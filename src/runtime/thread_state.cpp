@@ -1,5 +1,5 @@
 #include "runtime/thread_state.h"
 
 namespace tsmpi {
-TSMPI_TLS ThreadState tl_thread;
+constinit TSMPI_TLS ThreadState tl_thread;
 }  // namespace tsmpi

@@ -14,7 +14,8 @@ struct ThreadState {
   ThreadCounters* counters = nullptr;  // this thread's statistics block, made on first use
 };
 
-extern TSMPI_TLS ThreadState tl_thread;
+// constinit: no thread_local initialization wrapper call on the hooked path.
+extern constinit TSMPI_TLS ThreadState tl_thread;
 
 // Marks the calling thread as inside the MPI for its lifetime.
 class NestingScope {

@@ -1,0 +1,35 @@
+# Shared by scripts/*: package installation, builds, and the MPI launch environment.
+# Source it; it sets ROOT to the checkout.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+TSMPI_PACKAGES=(cmake g++ make clang python3 libopenmpi-dev openmpi-bin libmpich-dev mpich
+  libtbb-dev libunwind-dev googletest libgtest-dev python3-matplotlib spin binutils)
+
+# Installs the Debian packages that are missing (apt-get, as root).
+install_missing_packages() {
+  local missing=()
+  for p in "${TSMPI_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "tsmpi: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "tsmpi: run as root (or install these Debian packages yourself): ${missing[*]}" >&2
+    return 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# build_variant MPI BUILD_DIR: configure and build tsmpi for one MPI.
+build_variant() {
+  local mpi=$1 dir=$2
+  mkdir -p "$dir"
+  cmake -S "$ROOT" -B "$dir" -DTSMPI_MPI="$mpi" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j "$(nproc)" >"$dir.build.log" 2>&1 ||
+    { tail -50 "$dir.build.log"; return 1; }
+}
+
+# Open MPI on a 2-core machine, possibly as root.
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
