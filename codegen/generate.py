@@ -266,7 +266,7 @@ def emit_wrappers(functions, table, protos):
         if row["family"] in HANDLED_FAMILIES:
             out.append(f"  return tsmpi::handlers::{name}({call_args});\n}}\n\n")
             continue
-        out.append(f"  if (TSMPI_LIKELY(!tsmpi::fn_active[tsmpi::fn::{name}])) return {pmpi}({call_args});\n")
+        out.append(f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{name}))) return {pmpi}({call_args});\n")
         out.append(f"  return tsmpi::Hook<tsmpi::Category::{row['category']}>::call(tsmpi::fn::{name}, "
                    f"[&]() {{ return {pmpi}({call_args}); }});\n}}\n\n")
     return "".join(out)

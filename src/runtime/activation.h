@@ -2,6 +2,7 @@
 // initialized or finalized (no other thread may call MPI then), read by every wrapper: the
 // pass-through path is this load and a branch.
 #pragma once
+#include <atomic>
 #include <cstdint>
 
 #include "fn_ids.h"
@@ -9,7 +10,12 @@
 
 namespace tsmpi {
 
-extern std::uint8_t fn_active[fn::kCount];
+// Atomic because MPI-4 sessions may be initialized by one thread while others call MPI; a
+// relaxed byte load compiles to the same single compare as a plain one.
+extern std::atomic<std::uint8_t> fn_active[fn::kCount];
+
+// True when the wrapper of `id` has nothing to do and calls PMPI directly.
+inline bool pass_through(fn::Id id) { return fn_active[id].load(std::memory_order_relaxed) == 0; }
 
 // Sets fn_active from the options: a function is active when any feature needs to see it.
 void activate(const Options& o);

@@ -80,7 +80,7 @@ void say_hello(const Options& o) {
   if (o.verbose >= 2) {
     int per_category[kCategoryCount] = {};
     for (int i = 0; i < fn::kCount; ++i)
-      if (fn_active[i]) ++per_category[static_cast<int>(kFunctions[i].category)];
+      if (!pass_through(static_cast<fn::Id>(i))) ++per_category[static_cast<int>(kFunctions[i].category)];
     std::string text = "tsmpi: active wrappers per category:";
     for (int c = 0; c < kCategoryCount; ++c)
       text += std::string(" ") + category_name(static_cast<Category>(c)) + "=" + std::to_string(per_category[c]);

@@ -37,6 +37,14 @@ static void sum_op(void* in, void* inout, int* len, MPI_Datatype* type) {
   for (int i = 0; i < *len; ++i) ((int*)inout)[i] += ((int*)in)[i];
 }
 
+static long long total_calls(void) {
+  static const char* categories[] = {"None", "AccessOnly", "UpdateRef", "CommIO", "Collective",
+                                     "ReadList", "UpdateList", "Allocate", "Own", "Other"};
+  long long sum = 0;
+  for (int i = 0; i < 10; ++i) sum += category_calls(categories[i]);
+  return sum;
+}
+
 static void expect(const char* what, long long got, long long want) {
   if (got != want) {
     printf("nesting: %s: got %lld, want %lld\n", what, got, want);
@@ -83,6 +91,26 @@ int main(int argc, char** argv) {
   expect("allreduce result", total, size);
   if (size > 1) expect("depth in reduction operator", depth_in_op, 1);
   expect("AccessOnly calls from the operator", category_calls("AccessOnly") - access_before, 0);
+
+  /* Collective I/O: ROMIO / OMPIO call MPI internally (communicator duplication, allreduce,
+     two-phase exchanges); only the application's 4 calls may be counted. */
+  int rank_for_io;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_for_io);
+  long long calls_before = total_calls();
+  MPI_File fh;
+  int back = -1;
+  int rc = MPI_File_open(MPI_COMM_WORLD, "nesting_io.tmp", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+  expect("MPI_File_open", rc, MPI_SUCCESS);
+  if (rc == MPI_SUCCESS) {
+    int value = 1000 + rank_for_io;
+    MPI_File_write_at_all(fh, rank_for_io * (MPI_Offset)sizeof(int), &value, 1, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_read_at_all(fh, rank_for_io * (MPI_Offset)sizeof(int), &back, 1, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_close(&fh);
+    expect("calls counted around collective I/O", total_calls() - calls_before, 4);
+    expect("data read back", back, 1000 + rank_for_io);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank_for_io == 0) MPI_File_delete("nesting_io.tmp", MPI_INFO_NULL);
+  }
 
   MPI_Op_free(&op);
   MPI_Comm_free(&dup);
