@@ -208,7 +208,7 @@ def main():
 
     os.makedirs(args.outdir, exist_ok=True)
     write_if_changed(os.path.join(args.outdir, "fn_ids.h"), emit_ids(functions, table, args.mpi))
-    write_if_changed(os.path.join(args.outdir, "function_table.cpp"), emit_table(functions, table))
+    write_if_changed(os.path.join(args.outdir, "function_table.cpp"), emit_table(functions, table, protos))
     per_chunk = (len(functions) + args.chunks - 1) // args.chunks
     for c in range(args.chunks):
         chunk = functions[c * per_chunk:(c + 1) * per_chunk]
@@ -236,7 +236,7 @@ def emit_ids(functions, table, mpi):
     return "".join(out)
 
 
-def emit_table(functions, table):
+def emit_table(functions, table, protos):
     index = {name: i for i, name in enumerate(functions)}
     out = [HEADER, '#include "runtime/function_table.h"\n\nnamespace tsmpi {\n',
            "const FunctionInfo kFunctions[fn::kCount] = {\n"]
@@ -247,9 +247,108 @@ def emit_table(functions, table):
         out.append(
             f"  {{{cxx_string(name)}, Category::{row['category']}, {str(row['blocking'] == 'yes').lower()}, "
             f"{nb_id}, {cxx_string(nb)}, Family::k{row['family'].capitalize() if row['family'] != '-' else 'None'}, "
-            f"{cxx_string(row['objects'])}, {cxx_string(row['handles'])}}},\n")
+            f"{cxx_string(row['objects'])}, {cxx_string(row['handles'])}, "
+            f"Strategy::{serial_strategy(row, protos, name)[0]}}},\n")
     out.append("};\n}  // namespace tsmpi\n")
     return "".join(out)
+
+
+def norm_type(t):
+    return re.sub(r"\s+", " ", t.strip())
+
+
+def counterpart_shape(blocking, nonblocking):
+    """How the nonblocking counterpart can carry out the blocking call:
+    ("start", status_index): same parameters, the blocking one's trailing MPI_Status * replaced
+        by a trailing MPI_Request * (MPI_Send -> MPI_Isend, MPI_Recv -> MPI_Irecv);
+    ("poll", flag_index): the same parameters plus an int *flag (MPI_Wait -> MPI_Test, MPI_Probe ->
+        MPI_Iprobe);
+    ("same", None): identical parameters, done when *outcount != 0 (MPI_Waitsome -> MPI_Testsome);
+    None when neither fits."""
+    bp = [norm_type(t) for t, _ in blocking[1]]
+    npar = [(norm_type(t), n) for t, n in nonblocking[1]]
+    nt = [t for t, _ in npar]
+    status_index = len(bp) - 1 if bp and bp[-1] == "MPI_Status *" else None
+    core = bp[:-1] if status_index is not None else bp
+    if nt and nt[-1] == "MPI_Request *" and nt[:-1] == core:
+        return ("start", status_index)
+    candidates = [i for i, t in enumerate(nt) if t == "int *" and nt[:i] + nt[i + 1:] == bp]
+    if candidates:
+        named = [i for i in candidates if "flag" in npar[i][1]]
+        return ("poll", (named or candidates)[-1])
+    if nt == bp:
+        return ("same", None)
+    return None
+
+
+SERIAL_KINDS = ("Comm", "Win", "File")
+# Collective over a group of the communicator argument only: admission on the whole
+# communicator would wait for ranks that never call, so it is agreed among the group's members
+# (docs/serialize-mode.md).
+GROUP_COLLECTIVES = {"MPI_Comm_create_group"}
+
+
+def object_args(row, params):
+    """C++ for tsmpi::Objects: the communicator, window or file the call works on (admission,
+    bookkeeping of ids) and the one it creates."""
+    handles = [split_handle(h) for h in row["handles_list"]]
+    handle_positions = [i for i, (t, _) in enumerate(params) if HANDLE_TYPE.match(norm_type(t))]
+    in_ref = out_ref = None
+    for (kind, form), pos in zip(handles, handle_positions):
+        if kind not in SERIAL_KINDS:
+            continue
+        if in_ref is None and form == "":
+            in_ref = f"tsmpi::ref<tsmpi::Kind::{kind}>(a{pos})"
+        elif in_ref is None and form == "&":
+            in_ref = f"tsmpi::ref<tsmpi::Kind::{kind}>(*a{pos})"
+        elif out_ref is None and form == "*":
+            out_ref = f"tsmpi::out<tsmpi::Kind::{kind}>(a{pos})"
+    return in_ref, out_ref
+
+
+def serial_strategy(row, protos, name):
+    """What serialize mode does for the function (docs/serialize-mode.md)."""
+    family, category = row["family"], row["category"]
+    if family in HANDLED_FAMILIES:
+        return "kRuntime", None
+    if family == "abort":
+        return "kUnlocked", None  # must work even while another thread holds the lock
+    nb = row["nonblocking"]
+    shape = None
+    # Blocking file I/O is not turned into its MPI_File_i* form: Open MPI's MPI_File_sync fails
+    # while any nonblocking I/O of the process is pending. Individual I/O waits only for the
+    # disk and runs under the lock; collective I/O goes through admission.
+    file_io = row["handles_list"][:1] in (["File"],)
+    if nb != "-" and "P" + nb in protos and not file_io:
+        shape = counterpart_shape(protos["P" + name], protos["P" + nb])
+    in_ref, _ = object_args(row, protos["P" + name][1])
+    if "new:Comm" in row["objects_list"]:
+        # The MPI's context-id agreement couples every communicator creation of a process:
+        # each one holds the process's right to enter until it has completed.
+        if name in GROUP_COLLECTIVES:
+            return "kAdmittedGroup", None
+        if name == "MPI_Intercomm_create":
+            return "kAdmittedBridge", None  # both groups take part, only one is the argument
+        if not in_ref or not in_ref.startswith("tsmpi::ref<tsmpi::Kind::Comm>"):
+            return "kOwnedLocked", None
+        if row["blocking"] == "no":
+            return "kAdmittedNonblocking", None
+        if shape and shape[0] == "start":
+            return "kAdmittedStartWait", shape
+        return "kAdmitted", None
+    if row["blocking"] == "no":
+        if category == "None" and family not in ("test", "wait"):
+            return "kUnlocked", None
+        return "kLocked", None
+    if shape:
+        return {"start": "kStartWait", "poll": "kPoll", "same": "kPollSome"}[shape[0]], shape
+    if family == "sendrecv":
+        return "kHandler", None
+    creates = any(o in ("new:Win", "new:File") for o in row["objects_list"])
+    collective = category in ("Collective", "Own") or creates
+    if collective and in_ref:
+        return "kAdmitted", None  # needs a communicator, window or file to agree on
+    return "kBlockingLocked", None
 
 
 def emit_wrappers(functions, table, protos):
@@ -266,9 +365,42 @@ def emit_wrappers(functions, table, protos):
         if row["family"] in HANDLED_FAMILIES:
             out.append(f"  return tsmpi::handlers::{name}({call_args});\n}}\n\n")
             continue
+        strategy, shape = serial_strategy(row, protos, name)
+        in_ref, out_ref = object_args(row, params)
+        objects = f"tsmpi::Objects{{{in_ref or 'tsmpi::HandleRef{}'}, {out_ref or 'tsmpi::OutRef{}'}}}"
+        extra = "tsmpi::NoExtra{}"
+        if strategy in ("kStartWait", "kAdmittedStartWait"):
+            nb = "P" + row["nonblocking"]
+            status_index = shape[1]
+            start_args = [f"a{i}" for i in range(len(params)) if i != status_index] + ["r"]
+            status = f"a{status_index}" if status_index is not None else "MPI_STATUS_IGNORE"
+            extra = (f"tsmpi::StartWait{{[&](MPI_Request* r) {{ return {nb}({', '.join(start_args)}); }}, "
+                     f"{status}}}")
+        elif strategy == "kPoll":
+            nb = "P" + row["nonblocking"]
+            flag_index = shape[1]
+            args = [f"a{i}" for i in range(len(params))]
+            args.insert(flag_index, "flag")
+            extra = f"tsmpi::Poll{{[&](int* flag) {{ return {nb}({', '.join(args)}); }}}}"
+        elif strategy == "kPollSome":
+            nb = "P" + row["nonblocking"]
+            outcount = next(i for i, (t, n) in enumerate(params) if norm_type(t) == "int *")
+            extra = f"tsmpi::PollSome{{[&]() {{ return {nb}({call_args}); }}, a{outcount}}}"
+        elif strategy == "kAdmittedNonblocking":
+            req = next(i for i, (t, n) in enumerate(params) if norm_type(t) == "MPI_Request *")
+            extra = f"tsmpi::RequestOut{{a{req}}}"
+        elif strategy == "kAdmittedGroup":
+            group = next(i for i, (t, n) in enumerate(params) if norm_type(t) == "MPI_Group")
+            tag = next(i for i, (t, n) in enumerate(params) if n == "tag")
+            extra = f"tsmpi::GroupArgs{{a{group}, a{tag}}}"
+        elif strategy == "kAdmittedBridge":
+            extra = "tsmpi::BridgeArgs{a1, a2, a3, a4}"  # local_leader, peer_comm, remote_leader, tag
+        elif strategy == "kHandler":
+            extra = f"tsmpi::Handler{{[&]() {{ return tsmpi::serial::{name}({call_args}); }}}}"
         out.append(f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{name}))) return {pmpi}({call_args});\n")
-        out.append(f"  return tsmpi::Hook<tsmpi::Category::{row['category']}>::call(tsmpi::fn::{name}, "
-                   f"[&]() {{ return {pmpi}({call_args}); }});\n}}\n\n")
+        out.append(f"  return tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategy}>::call(\n"
+                   f"      tsmpi::fn::{name}, [&]() {{ return {pmpi}({call_args}); }},\n"
+                   f"      {objects}, {extra});\n}}\n\n")
     return "".join(out)
 
 

@@ -5,12 +5,16 @@
 namespace tsmpi {
 
 std::atomic<std::uint8_t> fn_active[fn::kCount] = {};
+bool g_count_calls = false;
+
+bool serialize_mode(const Options& o) { return o.underlying_level != UnderlyingLevel::Multiple; }
 
 void activate(const Options& o) {
+  g_count_calls = o.stats;
   for (int i = 0; i < fn::kCount; ++i) {
-    // Statistics count every call. Protections (serialize mode, probe policies, checks) add
-    // their categories and families here as they are built.
-    bool active = o.stats;
+    // Statistics count every call; serialize mode takes every function that needs its lock.
+    // Later protections (probe policies, checks) add their categories and families here.
+    bool active = o.stats || (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked);
     fn_active[i].store(active ? 1 : 0, std::memory_order_relaxed);
   }
 }

@@ -19,6 +19,8 @@ inline bool pass_through(fn::Id id) { return fn_active[id].load(std::memory_orde
 
 // Sets fn_active from the options: a function is active when any feature needs to see it.
 void activate(const Options& o);
+// Whether the options ask for serialize mode (underlying level below multiple).
+bool serialize_mode(const Options& o);
 // Back to pass-through everywhere (after MPI_Finalize).
 void deactivate();
 // How many wrappers are active now.

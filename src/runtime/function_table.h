@@ -6,6 +6,7 @@
 
 #include "fn_ids.h"
 #include "runtime/category.h"
+#include "runtime/strategy.h"
 
 namespace tsmpi {
 
@@ -24,6 +25,7 @@ struct FunctionInfo {
   Family family;
   const char* objects;            // "new:Comm", "free:Request", ... or "-"
   const char* handles;            // handle parameters in order, or "-"
+  Strategy serial;                // what serialize mode does (derived by the generator)
 };
 
 extern const FunctionInfo kFunctions[fn::kCount];

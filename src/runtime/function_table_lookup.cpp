@@ -18,6 +18,15 @@ const char* family_name(Family f) {
   return kNames[static_cast<int>(f)];
 }
 
+const char* strategy_name(Strategy s) {
+  static constexpr const char* kNames[] = {"runtime",   "unlocked", "locked",  "start+wait",
+                                           "poll",      "poll-some", "handler", "admitted",
+                                           "blocking-locked", "admitted+start+wait",
+                                           "admitted+completed", "owned-locked", "admitted-group",
+                                           "admitted-bridge"};
+  return kNames[static_cast<int>(s)];
+}
+
 int find_function(std::string_view name) {
   // The generator sorts case-insensitively; a linear scan keeps this independent of that order
   // and is only used off the hot path (tsmpi-info, tests).

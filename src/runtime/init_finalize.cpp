@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "locking/group_agreement.h"
+#include "locking/object_registry.h"
+#include "locking/serialize_lock.h"
 #include "runtime/activation.h"
 #include "runtime/function_table.h"
 #include "runtime/options.h"
@@ -111,9 +114,17 @@ int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
     rc = PMPI_Init_thread(argc, argv, requested_level(o.underlying_level), &g_init.mpi_provided);
   }
   if (rc != MPI_SUCCESS) return rc;
-  // The application may use threads as the MPI allows; tsmpi's protections (serialize mode)
-  // raise this when they are in force.
-  g_init.tsmpi_provided = g_init.mpi_provided;
+  // Serialize mode makes calls mutually exclusive itself, so the application gets
+  // MPI_THREAD_MULTIPLE from an MPI at SINGLE or SERIALIZED. FUNNELED cannot be lifted that way
+  // (only the main thread may enter such an MPI), so it is passed on as it is.
+  if (serialize_mode(o) && g_init.mpi_provided != MPI_THREAD_FUNNELED) {
+    serial::registry_init();
+    serial::group_agreement_init();
+    serial::g_enabled.store(true);
+    g_init.tsmpi_provided = MPI_THREAD_MULTIPLE;
+  } else {
+    g_init.tsmpi_provided = g_init.mpi_provided;
+  }
   if (provided) *provided = g_init.tsmpi_provided;
   activate(o);
   g_init.world_initialized.store(true);
@@ -126,6 +137,8 @@ int MPI_Finalize() {
   count_call(Category::Other);
   print_stats_once();
   NestingScope inside(tl_thread);
+  if (!serial::enabled()) return PMPI_Finalize();
+  serial::Guard g;
   return PMPI_Finalize();
 }
 

@@ -50,7 +50,7 @@ const std::vector<OptionSpec>& option_specs() {
   static const std::vector<OptionSpec> specs = {
       {kUnderlying, "single|serialized|multiple", "multiple",
        "thread level tsmpi requests from the MPI; below multiple tsmpi serializes calls itself",
-       "single|serialized"},
+       ""},
       {kProbe, "mprobe|lock2d|helper|off", "off",
        "how probe followed by receive is made atomic per thread", "mprobe|lock2d|helper"},
       {kCheck, "off|warn|abort", "off", "report erroneous thread races (warn) or abort on them",

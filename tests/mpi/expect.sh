@@ -1,9 +1,10 @@
 #!/bin/bash
-# expect.sh [--status N | --fail] [--has REGEX]... [--lacks REGEX]... [--count N REGEX]... -- COMMAND...
-# Runs COMMAND, echoes its output, and checks its exit status and combined stdout+stderr
-# (extended regular expressions, matched per line).
+# expect.sh [--repeat N] [--status N | --fail] [--has REGEX]... [--lacks REGEX]... [--count N REGEX]... -- COMMAND...
+# Runs COMMAND (N times in a row with --repeat, stopping at the first failure), echoes its
+# output, and checks its exit status and combined stdout+stderr (extended regular
+# expressions, matched per line).
 set -u
-status=0; fail=0; has=(); lacks=(); counts=()
+status=0; fail=0; has=(); lacks=(); counts=(); repeat=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --status) status=$2; shift 2 ;;
@@ -11,10 +12,12 @@ while [ $# -gt 0 ]; do
     --has) has+=("$2"); shift 2 ;;
     --lacks) lacks+=("$2"); shift 2 ;;
     --count) counts+=("$2" "$3"); shift 3 ;;
+    --repeat) repeat=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "expect.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+check_once() {
 out=$("$@" 2>&1); rc=$?
 printf '%s\n' "$out"
 bad=0
@@ -33,4 +36,10 @@ for ((i = 0; i < ${#counts[@]}; i += 2)); do
   n=$(grep -Ec -- "${counts[i+1]}" <<<"$out")
   [ "$n" -eq "${counts[i]}" ] || { echo "expect.sh: /${counts[i+1]}/ matched $n lines, expected ${counts[i]}"; bad=1; }
 done
-exit $bad
+return $bad
+}
+for ((run = 1; run <= repeat; run++)); do
+  [ "$repeat" -gt 1 ] && echo "expect.sh: run $run of $repeat"
+  check_once "$@" || { [ "$repeat" -gt 1 ] && echo "expect.sh: run $run of $repeat failed"; exit 1; }
+done
+exit 0

@@ -1,0 +1,214 @@
+#include "locking/admission.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "locking/backoff.h"
+#include "locking/group_agreement.h"
+#include "locking/object_registry.h"
+#include "locking/progress.h"
+#include "locking/serialize_lock.h"
+
+namespace tsmpi::serial {
+namespace {
+
+// Guarded by the serialize lock. `in_use` is the paper's mask_in_use: at most one thread of
+// the process holds the right to enter; `lowest` its lowestContextId.
+struct Admission {
+  bool in_use = false;
+  std::uint64_t lowest = std::numeric_limits<std::uint64_t>::max();
+  AdmissionCounters counters;
+} g_admission;
+
+// One agreement round: AND of `mine` over the ranks of comm, progressed in locked steps.
+// On an intercommunicator MPI_Iallreduce returns the other group's AND, so a second round
+// folds in the local group's: both groups then decide alike.
+int agree_on_comm(MPI_Comm comm, bool inter, int mine, int* all) {
+  MPI_Request request;
+  int rc;
+  {
+    Guard g;
+    rc = PMPI_Iallreduce(&mine, all, 1, MPI_INT, MPI_BAND, comm, &request);
+  }
+  if (rc == MPI_SUCCESS) rc = wait_request(&request, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS || !inter) return rc;
+  int both = mine & *all;
+  {
+    Guard g;
+    rc = PMPI_Iallreduce(&both, all, 1, MPI_INT, MPI_BAND, comm, &request);
+  }
+  if (rc == MPI_SUCCESS) rc = wait_request(&request, MPI_STATUS_IGNORE);
+  return rc;
+}
+
+
+// The admission loop of Fig. 3 with the agreement step `agree(mine, &all)` as a parameter,
+// preceded by a presence round. The presence round holds nothing: it completes once every rank
+// has reached this call, however long that takes (a rank's thread may still be busy with
+// earlier calls). Only then does a thread claim its process's right to enter, so a claim is
+// held for one agreement round among ranks that are all present and polling, never while
+// waiting for a rank that has not arrived. Without the presence round a thread waiting for
+// such a rank would hold the right of its process, and a collective that rank must finish
+// first could be refused forever.
+int agree_on(MPI_Comm comm, int mine, int* all) { return agree_on_comm(comm, false, mine, all); }
+
+// The loop of Fig. 3 among calls whose ranks are all present: claim the process's right to
+// enter if it is free and no present call with a lower id waits, agree, retry until all claim.
+template <class Agree>
+int vote(std::uint64_t id, Agree&& agree) {
+  Backoff backoff;
+  while (true) {
+    int mine;
+    {
+      Guard g;
+      Admission& a = g_admission;
+      if (id < a.lowest) a.lowest = id;  // lowest id among the present calls goes first
+      mine = !a.in_use && id <= a.lowest;
+      if (mine) a.in_use = true;
+    }
+    int all = 0;
+    int rc = agree(mine, &all);
+    if (rc != MPI_SUCCESS) {
+      if (mine) leave(id);
+      return rc;
+    }
+    if (all) {
+      Guard g;
+      ++g_admission.counters.admissions;
+      return MPI_SUCCESS;
+    }
+    {
+      Guard g;
+      ++g_admission.counters.retries;
+      if (mine) g_admission.in_use = false;
+    }
+    backoff.pause();
+  }
+}
+
+// Presence round, then the vote. The presence round holds nothing: it completes once every
+// rank has reached this call, however long that takes (a rank's thread may still be busy
+// with earlier calls). Only then does a thread claim its process's right to enter, so a claim
+// is held for one agreement round among ranks that are all present and polling, never while
+// waiting for a rank that has not arrived; otherwise a collective that such a rank must
+// finish first could be refused forever.
+template <class Agree>
+int admit_with(std::uint64_t id, Agree&& agree) {
+  int present = 0;
+  int rc = agree(1, &present);
+  if (rc != MPI_SUCCESS) return rc;
+  return vote(id, agree);
+}
+
+// Locked-step nonblocking broadcast of a 64-bit value within a communicator.
+int broadcast(MPI_Comm comm, int root, std::uint64_t* value) {
+  MPI_Request request;
+  int rc;
+  {
+    Guard g;
+    rc = PMPI_Ibcast(value, 1, MPI_UINT64_T, root, comm, &request);
+  }
+  return rc == MPI_SUCCESS ? wait_request(&request, MPI_STATUS_IGNORE) : rc;
+}
+
+int world_rank_in(MPI_Comm comm, int rank) {
+  Guard g;
+  MPI_Group group, world;
+  PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  int out = MPI_UNDEFINED;
+  PMPI_Group_translate_ranks(group, 1, &rank, world, &out);
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+  return out;
+}
+
+}  // namespace
+
+int admit(MPI_Comm comm, std::uint64_t id) {
+  int inter = 0;
+  {
+    Guard g;
+    PMPI_Comm_test_inter(comm, &inter);
+  }
+  return admit_with(id, [&](int mine, int* all) { return agree_on_comm(comm, inter != 0, mine, all); });
+}
+
+int admit_group(const std::vector<int>& members, std::uint64_t key, std::uint64_t id) {
+  std::uint64_t round = 0;
+  return admit_with(id, [&](int mine, int* all) { return agree_in_group(members, key, round++, mine, all); });
+}
+
+int admit_bridge(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                 std::uint64_t* id) {
+  int my_rank;
+  {
+    Guard g;
+    PMPI_Comm_rank(local_comm, &my_rank);
+  }
+  const bool leader = my_rank == local_leader;
+  // The leaders know each other; they name the call alike and tell their groups.
+  std::uint64_t key = 0;
+  std::vector<int> leaders;
+  if (leader) {
+    int me = world_rank_in(local_comm, local_leader), them = world_rank_in(peer_comm, remote_leader);
+    leaders = {std::min(me, them), std::max(me, them)};
+    key = bridge_call_key(leaders, tag);
+  }
+  std::uint64_t round = 0;
+  // AND within the group, the leaders combine both groups' answers, then tell their group.
+  auto agree = [&](int mine, int* all) {
+    int local = 0;
+    int rc = agree_on(local_comm, mine, &local);
+    if (rc != MPI_SUCCESS) return rc;
+    std::uint64_t combined = 0;
+    if (leader) {
+      int both = 0;
+      rc = agree_in_group(leaders, key, round, local, &both);
+      if (rc != MPI_SUCCESS) return rc;
+      combined = static_cast<std::uint64_t>(both);
+    }
+    ++round;
+    rc = broadcast(local_comm, local_leader, &combined);
+    *all = static_cast<int>(combined);
+    return rc;
+  };
+  int present = 0;
+  int rc = agree(1, &present);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = broadcast(local_comm, local_leader, &key);
+  if (rc != MPI_SUCCESS) return rc;
+  *id = key;
+  return vote(key, agree);
+}
+
+void acquire_local(std::uint64_t id) {
+  Backoff backoff;
+  while (true) {
+    {
+      Guard g;
+      Admission& a = g_admission;
+      if (!a.in_use && id <= a.lowest) {
+        a.in_use = true;
+        a.lowest = id;
+        ++a.counters.admissions;
+        return;
+      }
+      if (id < a.lowest) a.lowest = id;
+    }
+    backoff.pause();
+  }
+}
+
+void leave(std::uint64_t id) {
+  Guard g;
+  g_admission.in_use = false;
+  if (g_admission.lowest == id) g_admission.lowest = std::numeric_limits<std::uint64_t>::max();
+}
+
+AdmissionCounters admission_counters() {
+  Guard g;
+  return g_admission.counters;
+}
+
+}  // namespace tsmpi::serial

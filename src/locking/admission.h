@@ -1,0 +1,41 @@
+// Admission to blocking collectives that have no nonblocking form (Comm_split, Win_fence,
+// File_open, ...): the context-id algorithm of Gropp & Thakur (seed 000 §5.3, Fig. 3)
+// generalized. Before such a call on communicator C, the ranks of C agree with a nonblocking
+// MPI_Iallreduce(BAND), progressed without holding the lock, that each of them holds its
+// process's right to enter; only then is the call made under the lock. Contention is resolved
+// lowest-tsmpi-id first, so some communicator always gets through (no livelock).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace tsmpi::serial {
+
+// Returns MPI_SUCCESS once every rank of comm holds its process's right to enter, or the error
+// of the agreement. The caller must call leave(id) afterwards.
+int admit(MPI_Comm comm, std::uint64_t id);
+void leave(std::uint64_t id);
+
+// The same among the members of a group (world ranks, sorted) that has no communicator
+// (MPI_Comm_create_group); `key` names this call consistently on all members.
+int admit_group(const std::vector<int>& members, std::uint64_t key, std::uint64_t id);
+
+// The same for MPI_Intercomm_create, whose two groups have no common communicator yet: each
+// group agrees on local_comm and the leaders combine the two answers through tsmpi's private
+// channel. *id is set to an id both groups share; pass it to leave().
+int admit_bridge(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                 std::uint64_t* id);
+
+// Takes the process's right to enter without agreeing with other ranks, for calls that have
+// no communicator to agree on (Comm_create_group: only a group of it takes part). Same
+// priority rule; the caller must call leave(id) afterwards.
+void acquire_local(std::uint64_t id);
+
+struct AdmissionCounters {
+  std::uint64_t admissions = 0;
+  std::uint64_t retries = 0;
+};
+AdmissionCounters admission_counters();
+
+}  // namespace tsmpi::serial

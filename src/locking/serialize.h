@@ -1,0 +1,127 @@
+// Serialize mode (TSMPI_UNDERLYING_LEVEL=single|serialized): MPI_THREAD_MULTIPLE for the
+// application over an MPI that takes no locks. Every entry into the MPI is mutually exclusive
+// under one lock, no thread holds it while blocked, and blocking collectives without a
+// nonblocking form pass the admission protocol first. One function per strategy
+// (runtime/strategy.h); the generator picks the strategy from the classification table.
+#pragma once
+#include <mpi.h>
+
+#include "fn_ids.h"
+#include "locking/admission.h"
+#include "locking/group_agreement.h"
+#include "locking/object_registry.h"
+#include "locking/progress.h"
+#include "locking/serialize_lock.h"
+#include "runtime/handles.h"
+#include "runtime/strategy.h"
+#include "wrappers/call_shapes.h"
+
+namespace tsmpi::serial {
+
+// A request that is already complete (a generalized request), for nonblocking calls that
+// serialize mode carries out before returning.
+MPI_Request completed_request();
+
+// The bookkeeping after a call that creates or frees a communicator, window or file.
+inline void track(fn::Id id, const Objects& objects, int rc) {
+  if (tracks_objects(id)) {
+    Guard g;
+    after_call(id, objects, rc);
+  }
+}
+
+template <Strategy S, class Pmpi, class Extra>
+auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra) {
+  if constexpr (S == Strategy::kUnlocked || S == Strategy::kRuntime) {
+    return pmpi();
+  } else if constexpr (S == Strategy::kLocked || S == Strategy::kBlockingLocked) {
+    Guard g;
+    int rc = pmpi();
+    if (tracks_objects(id)) after_call(id, objects, rc);
+    return rc;
+  } else if constexpr (S == Strategy::kStartWait) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc;
+    {
+      Guard g;
+      rc = extra.start(&request);
+    }
+    if (rc == MPI_SUCCESS) rc = wait_request(&request, extra.status);
+    track(id, objects, rc);
+    return rc;
+  } else if constexpr (S == Strategy::kPoll) {
+    return poll_until_done(extra.test);
+  } else if constexpr (S == Strategy::kPollSome) {
+    return poll_until_done([&](int* done) {
+      int rc = extra.test();
+      *done = *extra.outcount != 0;
+      return rc;
+    });
+  } else if constexpr (S == Strategy::kHandler) {
+    return extra.fn();
+  } else if constexpr (S == Strategy::kAdmitted || S == Strategy::kAdmittedStartWait ||
+                       S == Strategy::kAdmittedNonblocking || S == Strategy::kOwnedLocked ||
+                       S == Strategy::kAdmittedGroup || S == Strategy::kAdmittedBridge) {
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::uint64_t comm_id = 0;
+    bool known;
+    {
+      Guard g;
+      known = admission_target(objects.in, &comm, &comm_id);
+    }
+    int rc = MPI_SUCCESS;
+    if constexpr (S == Strategy::kOwnedLocked) {
+      acquire_local(comm_id);
+    } else if constexpr (S == Strategy::kAdmittedGroup) {
+      // Members of the group agree; the key names this call alike on all of them: the parent,
+      // the tag, the members, and how many such calls came before.
+      std::vector<int> members = world_ranks_of(extra.group);
+      std::uint64_t key = group_call_key(objects.in, extra.tag, members);
+      comm_id = key;
+      rc = admit_group(members, key, comm_id);
+      if (rc != MPI_SUCCESS) return rc;
+    } else if constexpr (S == Strategy::kAdmittedBridge) {
+      rc = admit_bridge(comm, extra.local_leader, extra.peer_comm, extra.remote_leader, extra.tag, &comm_id);
+      if (rc != MPI_SUCCESS) return rc;
+    } else if (known) {
+      rc = admit(comm, comm_id);
+      if (rc != MPI_SUCCESS) return rc;
+    } else {
+      // An object tsmpi never saw created (made inside the MPI or before tsmpi was loaded):
+      // nothing to agree on, so only this process's right to enter is taken.
+      acquire_local(comm_id);
+    }
+    if constexpr (S == Strategy::kAdmittedStartWait) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      {
+        Guard g;
+        rc = extra.start(&request);
+      }
+      if (rc == MPI_SUCCESS) rc = wait_request(&request, extra.status);
+      track(id, objects, rc);
+    } else if constexpr (S == Strategy::kAdmittedNonblocking) {
+      {
+        Guard g;
+        rc = pmpi();
+      }
+      if (rc == MPI_SUCCESS) rc = wait_request(extra.request, MPI_STATUS_IGNORE);
+      track(id, objects, rc);
+      if (rc == MPI_SUCCESS) *extra.request = completed_request();
+    } else {
+      Guard g;
+      rc = pmpi();
+      if (tracks_objects(id)) after_call(id, objects, rc);
+    }
+    leave(comm_id);
+    return rc;
+  }
+}
+
+// Handlers for blocking calls whose nonblocking form this MPI lacks (src/locking/sendrecv.cpp).
+int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status* status);
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                         int recvtag, MPI_Comm comm, MPI_Status* status);
+
+}  // namespace tsmpi::serial

@@ -1,0 +1,23 @@
+// Serialize mode's one lock: every entry into an MPI that takes no locks of its own
+// (TSMPI_UNDERLYING_LEVEL=single|serialized) goes through it, never across a blocking wait.
+#pragma once
+#include <atomic>
+#include <mutex>
+
+namespace tsmpi::serial {
+
+extern std::atomic<bool> g_enabled;
+inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
+
+std::mutex& mpi_lock();
+
+// Holds the lock for its lifetime; time spent waiting for it goes to the statistics.
+class Guard {
+ public:
+  Guard();
+  ~Guard() { mpi_lock().unlock(); }
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+};
+
+}  // namespace tsmpi::serial

@@ -1,0 +1,60 @@
+/* Helpers for the multi-process test programs: MPI_Init_thread at the level the test asks for
+   (MPI_THREAD_MULTIPLE unless TEST_THREAD_LEVEL names another, to run a program natively on an
+   MPI below MULTIPLE), failure counting, and a verdict line per rank. */
+#ifndef TSMPI_TEST_UTIL_H
+#define TSMPI_TEST_UTIL_H
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_int test_failures;
+static const char* test_name = "test";
+
+#define CHECK(cond, ...)                                              \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      int rank_;                                                      \
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank_);                          \
+      printf("%s: rank %d: check failed: %s: ", test_name, rank_, #cond); \
+      printf(__VA_ARGS__);                                            \
+      printf("\n");                                                   \
+      fflush(stdout);                                                 \
+      atomic_fetch_add(&test_failures, 1);                            \
+    }                                                                 \
+  } while (0)
+
+static inline void test_init(int* argc, char*** argv, const char* name) {
+  test_name = name;
+  int required = MPI_THREAD_MULTIPLE, provided;
+  const char* level = getenv("TEST_THREAD_LEVEL");
+  if (level && !strcmp(level, "single")) required = MPI_THREAD_SINGLE;
+  if (level && !strcmp(level, "serialized")) required = MPI_THREAD_SERIALIZED;
+  MPI_Init_thread(argc, argv, required, &provided);
+  if (required == MPI_THREAD_MULTIPLE && provided != MPI_THREAD_MULTIPLE) {
+    printf("%s: MPI_THREAD_MULTIPLE not provided (%d)\n", name, provided);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+}
+
+/* Prints "<name>: rank R: ok" or "... FAILED" and finalizes; returns the exit status. */
+static inline int test_finish(void) {
+  int rank, mine = atomic_load(&test_failures), total = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  printf("%s: rank %d: %s\n", test_name, rank, total ? "FAILED" : "ok");
+  fflush(stdout);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}
+
+typedef void* (*thread_fn)(void*);
+static inline void run_threads(int n, thread_fn fn, void* args, size_t arg_size) {
+  pthread_t* tids = malloc(n * sizeof *tids);
+  for (int i = 0; i < n; ++i) pthread_create(&tids[i], NULL, fn, (char*)args + i * arg_size);
+  for (int i = 0; i < n; ++i) pthread_join(tids[i], NULL);
+  free(tids);
+}
+#endif
