@@ -319,6 +319,10 @@ def serial_strategy(row, protos, name):
     # while any nonblocking I/O of the process is pending. Individual I/O waits only for the
     # disk and runs under the lock; collective I/O goes through admission.
     file_io = row["handles_list"][:1] in (["File"],)
+    # Blocking send-receive is carried out by tsmpi's own Irecv + Isend (src/locking/sendrecv.cpp):
+    # Open MPI 4.1 has no MPI_Isendrecv, and MPICH 4.0.2's reports a stale count in its status.
+    if family == "sendrecv" and row["blocking"] == "yes":
+        return "kHandler", None
     if nb != "-" and "P" + nb in protos and not file_io:
         shape = counterpart_shape(protos["P" + name], protos["P" + nb])
     in_ref, _ = object_args(row, protos["P" + name][1])

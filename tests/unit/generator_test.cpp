@@ -55,8 +55,15 @@ TEST(Generator, EmitsOneWrapperPerExportedFunction) {
       << wrappers;
   EXPECT_NE(wrappers.find("if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::MPI_Send))) return PMPI_Send(a0, a1, a2, a3, a4, a5);"),
             std::string::npos);
-  EXPECT_NE(wrappers.find("tsmpi::Hook<tsmpi::Category::CommIO>::call(tsmpi::fn::MPI_Send"), std::string::npos);
-  EXPECT_NE(wrappers.find("tsmpi::Hook<tsmpi::Category::Own>::call(tsmpi::fn::MPI_Comm_dup"), std::string::npos);
+  // MPI_Send's counterpart is not exported by this "MPI": serialize mode must hold the lock.
+  EXPECT_NE(wrappers.find("tsmpi::Hook<tsmpi::Category::CommIO, tsmpi::Strategy::kBlockingLocked>::call(\n"
+                          "      tsmpi::fn::MPI_Send, [&]() { return PMPI_Send(a0, a1, a2, a3, a4, a5); }"),
+            std::string::npos);
+  EXPECT_NE(wrappers.find("tsmpi::Hook<tsmpi::Category::Own, tsmpi::Strategy::kAdmitted>::call(\n"
+                          "      tsmpi::fn::MPI_Comm_dup"),
+            std::string::npos);
+  EXPECT_NE(wrappers.find("tsmpi::Objects{tsmpi::ref<tsmpi::Kind::Comm>(a0), tsmpi::out<tsmpi::Kind::Comm>(a1)}"),
+            std::string::npos);
   // Variadic MPI_Pcontrol forwards its fixed argument; MPI_Wtime returns double.
   EXPECT_NE(wrappers.find("int MPI_Pcontrol(std::type_identity_t<const int> a0, ...)"), std::string::npos);
   EXPECT_NE(wrappers.find("double MPI_Wtime(void)"), std::string::npos);
@@ -67,6 +74,7 @@ TEST(Generator, EmitsOneWrapperPerExportedFunction) {
   std::string table = read_all(r.outdir / "function_table.cpp");
   EXPECT_NE(table.find("{\"MPI_Send\", Category::CommIO, true, -1, \"MPI_Isend\", Family::kSend"), std::string::npos)
       << table;
+  EXPECT_NE(table.find("Strategy::kUnlocked}"), std::string::npos) << table;  // MPI_Wtime
 }
 
 TEST(Generator, FailsNamingAnExportedFunctionWithoutARow) {
