@@ -213,7 +213,7 @@ def main():
     for c in range(args.chunks):
         chunk = functions[c * per_chunk:(c + 1) * per_chunk]
         write_if_changed(os.path.join(args.outdir, f"wrappers_{c}.cpp"),
-                         emit_wrappers(chunk, table, protos))
+                         emit_wrappers(chunk, table, protos, {"P" + f for f in functions}))
 
 
 def write_if_changed(path, text):
@@ -238,6 +238,7 @@ def emit_ids(functions, table, mpi):
 
 def emit_table(functions, table, protos):
     index = {name: i for i, name in enumerate(functions)}
+    exported = {"P" + f for f in functions}
     out = [HEADER, '#include "runtime/function_table.h"\n\nnamespace tsmpi {\n',
            "const FunctionInfo kFunctions[fn::kCount] = {\n"]
     for name in functions:
@@ -248,7 +249,7 @@ def emit_table(functions, table, protos):
             f"  {{{cxx_string(name)}, Category::{row['category']}, {str(row['blocking'] == 'yes').lower()}, "
             f"{nb_id}, {cxx_string(nb)}, Family::k{row['family'].capitalize() if row['family'] != '-' else 'None'}, "
             f"{cxx_string(row['objects'])}, {cxx_string(row['handles'])}, "
-            f"Strategy::{serial_strategy(row, protos, name)[0]}}},\n")
+            f"Strategy::{serial_strategy(row, protos, name, exported)[0]}}},\n")
     out.append("};\n}  // namespace tsmpi\n")
     return "".join(out)
 
@@ -306,7 +307,7 @@ def object_args(row, params):
     return in_ref, out_ref
 
 
-def serial_strategy(row, protos, name):
+def serial_strategy(row, protos, name, exported):
     """What serialize mode does for the function (docs/serialize-mode.md)."""
     family, category = row["family"], row["category"]
     if family in HANDLED_FAMILIES:
@@ -323,7 +324,7 @@ def serial_strategy(row, protos, name):
     # Open MPI 4.1 has no MPI_Isendrecv, and MPICH 4.0.2's reports a stale count in its status.
     if family == "sendrecv" and row["blocking"] == "yes":
         return "kHandler", None
-    if nb != "-" and "P" + nb in protos and not file_io:
+    if nb != "-" and "P" + nb in exported and not file_io:
         shape = counterpart_shape(protos["P" + name], protos["P" + nb])
     in_ref, _ = object_args(row, protos["P" + name][1])
     if "new:Comm" in row["objects_list"]:
@@ -355,7 +356,7 @@ def serial_strategy(row, protos, name):
     return "kBlockingLocked", None
 
 
-def emit_wrappers(functions, table, protos):
+def emit_wrappers(functions, table, protos, exported):
     out = [HEADER, '#include "wrappers/wrapper_prelude.h"\n\n']
     for name in functions:
         ret, params, variadic = protos["P" + name]
@@ -369,7 +370,7 @@ def emit_wrappers(functions, table, protos):
         if row["family"] in HANDLED_FAMILIES:
             out.append(f"  return tsmpi::handlers::{name}({call_args});\n}}\n\n")
             continue
-        strategy, shape = serial_strategy(row, protos, name)
+        strategy, shape = serial_strategy(row, protos, name, exported)
         in_ref, out_ref = object_args(row, params)
         objects = f"tsmpi::Objects{{{in_ref or 'tsmpi::HandleRef{}'}, {out_ref or 'tsmpi::OutRef{}'}}}"
         extra = "tsmpi::NoExtra{}"

@@ -18,15 +18,16 @@ struct GeneratorRun {
   fs::path outdir;
 };
 
-GeneratorRun generate(const std::string& table, const std::string& case_name) {
+GeneratorRun generate(const std::string& table, const std::string& case_name,
+                      const std::string& exports = "mini_exports.txt") {
   fs::path outdir = fs::path(TSMPI_TEST_TMPDIR) / case_name;
   fs::remove_all(outdir);
   fs::create_directories(outdir);
   fs::path log = outdir / "log.txt";
   std::string fixtures = TSMPI_TEST_FIXTURES;
   std::string cmd = std::string(TSMPI_TEST_PYTHON) + " " + TSMPI_TEST_GENERATOR + " --table " + fixtures + "/" +
-                    table + " --ast " + fixtures + "/mini_ast.json --exports " + fixtures +
-                    "/mini_exports.txt --mpi openmpi --chunks 2 --outdir " + outdir.string() + " > " +
+                    table + " --ast " + fixtures + "/mini_ast.json --exports " + fixtures + "/" +
+                    exports + " --mpi openmpi --chunks 2 --outdir " + outdir.string() + " > " +
                     log.string() + " 2>&1";
   int rc = std::system(cmd.c_str());
   std::ifstream in(log);
@@ -68,7 +69,7 @@ TEST(Generator, EmitsOneWrapperPerExportedFunction) {
   EXPECT_NE(wrappers.find("int MPI_Pcontrol(std::type_identity_t<const int> a0, ...)"), std::string::npos);
   EXPECT_NE(wrappers.find("double MPI_Wtime(void)"), std::string::npos);
   // MPI_Isend is classified but this "MPI" does not export it: no wrapper.
-  EXPECT_EQ(wrappers.find("MPI_Isend("), std::string::npos);
+  EXPECT_EQ(wrappers.find("MPI_Isend("), std::string::npos);  // not even called through PMPI_Isend
   std::string ids = read_all(r.outdir / "fn_ids.h");
   EXPECT_NE(ids.find("kCount = 4;"), std::string::npos) << ids;
   std::string table = read_all(r.outdir / "function_table.cpp");
@@ -97,4 +98,28 @@ TEST(Generator, FailsOnAnUnknownCategory) {
   GeneratorRun r = generate("table_bad_category.table", "category");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.output.find("MPI_Wtime: unknown category Cheap"), std::string::npos) << r.output;
+}
+
+// Serialize mode: a blocking call whose counterpart has its parameters plus a trailing request
+// becomes start + wait; one whose counterpart adds an int *flag becomes a polling loop.
+TEST(Generator, DerivesSerializeStrategiesFromCounterpartShapes) {
+  GeneratorRun r = generate("table_counterparts.table", "counterparts", "exports_with_counterparts.txt");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string wrappers = read_all(r.outdir / "wrappers_0.cpp") + read_all(r.outdir / "wrappers_1.cpp");
+  EXPECT_NE(wrappers.find("tsmpi::Hook<tsmpi::Category::CommIO, tsmpi::Strategy::kStartWait>::call(\n"
+                          "      tsmpi::fn::MPI_Send"),
+            std::string::npos)
+      << wrappers;
+  EXPECT_NE(wrappers.find("tsmpi::StartWait{[&](MPI_Request* r) { return PMPI_Isend(a0, a1, a2, a3, a4, a5, r); }, "
+                          "MPI_STATUS_IGNORE}"),
+            std::string::npos);
+  EXPECT_NE(wrappers.find("tsmpi::Poll{[&](int* flag) { return PMPI_Test(a0, flag, a1); }}"), std::string::npos);
+  EXPECT_NE(wrappers.find("tsmpi::Hook<tsmpi::Category::CommIO, tsmpi::Strategy::kLocked>::call(\n"
+                          "      tsmpi::fn::MPI_Isend"),
+            std::string::npos);
+  // Communicator creation holds the right to enter: admitted (no MPI_Comm_idup exported here).
+  EXPECT_NE(wrappers.find("tsmpi::Strategy::kAdmitted>::call(\n      tsmpi::fn::MPI_Comm_dup"), std::string::npos);
+  EXPECT_NE(wrappers.find("double MPI_Wtime(void) {\n  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::MPI_Wtime))) return PMPI_Wtime();\n"
+                          "  return tsmpi::Hook<tsmpi::Category::None, tsmpi::Strategy::kUnlocked>"),
+            std::string::npos);
 }
