@@ -40,12 +40,7 @@ static void* both(void* p) {
 }
 
 int main(int argc, char** argv) {
-  test_init(&argc, &argv, "serial_bsend");
-  int size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2) MPI_Abort(MPI_COMM_WORLD, 2);
-  peer = 1 - rank;
+  test_init_pair(&argc, &argv, "serial_bsend", &rank, &peer);
   int pack;
   MPI_Pack_size(kInts, MPI_INT, MPI_COMM_WORLD, &pack);
   int bytes = kThreads * kMessages * (pack + MPI_BSEND_OVERHEAD);

@@ -32,12 +32,7 @@ static void* sender(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  test_init(&argc, &argv, "serial_fig2");
-  int size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2) MPI_Abort(MPI_COMM_WORLD, 2);
-  peer = 1 - rank;
+  test_init_pair(&argc, &argv, "serial_fig2", &rank, &peer);
   pthread_t r, s;
   /* Receive first on both ranks: the schedule that deadlocks a lock held while blocked. */
   pthread_create(&r, NULL, receiver, NULL);

@@ -99,12 +99,7 @@ static void* worker(void* p) {
 }
 
 int main(int argc, char** argv) {
-  test_init(&argc, &argv, "serial_probe_mix");
-  int size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2) MPI_Abort(MPI_COMM_WORLD, 2);
-  peer = 1 - rank;
+  test_init_pair(&argc, &argv, "serial_probe_mix", &rank, &peer);
   int ids[kThreads];
   for (int i = 0; i < kThreads; ++i) ids[i] = i;
   run_threads(kThreads, worker, ids, sizeof ids[0]);

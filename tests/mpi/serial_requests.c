@@ -151,12 +151,7 @@ static void generalized(void) {
 }
 
 int main(int argc, char** argv) {
-  test_init(&argc, &argv, "serial_requests");
-  int size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2) MPI_Abort(MPI_COMM_WORLD, 2);
-  peer = 1 - rank;
+  test_init_pair(&argc, &argv, "serial_requests", &rank, &peer);
   pthread_t p, c, s;
   pthread_create(&p, NULL, poster, NULL);
   pthread_create(&c, NULL, completer, NULL);

@@ -39,6 +39,19 @@ static inline void test_init(int* argc, char*** argv, const char* name) {
   }
 }
 
+/* For programs between exactly two ranks: this rank and the other one. */
+static inline void test_init_pair(int* argc, char*** argv, const char* name, int* rank, int* peer) {
+  test_init(argc, argv, name);
+  int size;
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != 2) {
+    printf("%s: needs exactly 2 ranks\n", name);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  *peer = 1 - *rank;
+}
+
 /* Prints "<name>: rank R: ok" or "... FAILED" and finalizes; returns the exit status. */
 static inline int test_finish(void) {
   int rank, mine = atomic_load(&test_failures), total = 0;
