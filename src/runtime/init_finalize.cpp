@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "locking/admission.h"
 #include "locking/group_agreement.h"
 #include "locking/object_registry.h"
 #include "locking/serialize_lock.h"
@@ -94,7 +95,12 @@ void say_hello(const Options& o) {
 void print_stats_once() {
   const Options* o = loaded_options();
   if (!o || !o->stats || g_init.stats_printed.exchange(true)) return;
-  print_stats(stderr, rank_label().c_str());
+  std::string extra;
+  if (serial::enabled()) {
+    serial::AdmissionCounters a = serial::admission_counters();
+    extra = "  serialize: admissions=" + std::to_string(a.admissions) + " retries=" + std::to_string(a.retries) + "\n";
+  }
+  print_stats(stderr, rank_label().c_str(), extra.c_str());
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ StatsTotals stats_totals() {
   return t;
 }
 
-void print_stats(std::FILE* out, const char* rank_label) {
+void print_stats(std::FILE* out, const char* rank_label, const char* extra) {
   StatsTotals t = stats_totals();
   std::uint64_t total = 0;
   for (auto c : t.calls) total += c;
@@ -49,6 +49,7 @@ void print_stats(std::FILE* out, const char* rank_label) {
   if (const Options* o = loaded_options())
     for (const auto& s : option_specs()) text += std::string(" ") + s.name + "=" + option_value(*o, s.name);
   text += "\n";
+  text += extra;
   // One write so blocks of different ranks sharing a terminal do not interleave.
   std::fputs(text.c_str(), out);
   std::fflush(out);

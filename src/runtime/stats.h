@@ -43,7 +43,8 @@ struct StatsTotals {
 };
 StatsTotals stats_totals();
 
-// The block printed at MPI_Finalize; first line starts with "tsmpi".
-void print_stats(std::FILE* out, const char* rank_label);
+// The block printed at MPI_Finalize; first line starts with "tsmpi". `extra` holds further
+// indented lines from the protections in force (may be empty).
+void print_stats(std::FILE* out, const char* rank_label, const char* extra = "");
 
 }  // namespace tsmpi
