@@ -208,12 +208,14 @@ def main():
 
     os.makedirs(args.outdir, exist_ok=True)
     write_if_changed(os.path.join(args.outdir, "fn_ids.h"), emit_ids(functions, table, args.mpi))
-    write_if_changed(os.path.join(args.outdir, "function_table.cpp"), emit_table(functions, table, protos))
+    exported = {"P" + f for f in functions}
+    strategies = {name: serial_strategy(table[name], protos, name, exported) for name in functions}
+    write_if_changed(os.path.join(args.outdir, "function_table.cpp"), emit_table(functions, table, strategies))
     per_chunk = (len(functions) + args.chunks - 1) // args.chunks
     for c in range(args.chunks):
         chunk = functions[c * per_chunk:(c + 1) * per_chunk]
         write_if_changed(os.path.join(args.outdir, f"wrappers_{c}.cpp"),
-                         emit_wrappers(chunk, table, protos, {"P" + f for f in functions}))
+                         emit_wrappers(chunk, table, protos, strategies))
 
 
 def write_if_changed(path, text):
@@ -236,9 +238,8 @@ def emit_ids(functions, table, mpi):
     return "".join(out)
 
 
-def emit_table(functions, table, protos):
+def emit_table(functions, table, strategies):
     index = {name: i for i, name in enumerate(functions)}
-    exported = {"P" + f for f in functions}
     out = [HEADER, '#include "runtime/function_table.h"\n\nnamespace tsmpi {\n',
            "const FunctionInfo kFunctions[fn::kCount] = {\n"]
     for name in functions:
@@ -249,7 +250,7 @@ def emit_table(functions, table, protos):
             f"  {{{cxx_string(name)}, Category::{row['category']}, {str(row['blocking'] == 'yes').lower()}, "
             f"{nb_id}, {cxx_string(nb)}, Family::k{row['family'].capitalize() if row['family'] != '-' else 'None'}, "
             f"{cxx_string(row['objects'])}, {cxx_string(row['handles'])}, "
-            f"Strategy::{serial_strategy(row, protos, name, exported)[0]}}},\n")
+            f"Strategy::{strategies[name][0]}}},\n")
     out.append("};\n}  // namespace tsmpi\n")
     return "".join(out)
 
@@ -319,7 +320,7 @@ def serial_strategy(row, protos, name, exported):
     # Blocking file I/O is not turned into its MPI_File_i* form: Open MPI's MPI_File_sync fails
     # while any nonblocking I/O of the process is pending. Individual I/O waits only for the
     # disk and runs under the lock; collective I/O goes through admission.
-    file_io = row["handles_list"][:1] in (["File"],)
+    file_io = row["handles_list"][:1] == ["File"]
     # Blocking send-receive is carried out by tsmpi's own Irecv + Isend (src/locking/sendrecv.cpp):
     # Open MPI 4.1 has no MPI_Isendrecv, and MPICH 4.0.2's reports a stale count in its status.
     if family == "sendrecv" and row["blocking"] == "yes":
@@ -347,8 +348,6 @@ def serial_strategy(row, protos, name, exported):
         return "kLocked", None
     if shape:
         return {"start": "kStartWait", "poll": "kPoll", "same": "kPollSome"}[shape[0]], shape
-    if family == "sendrecv":
-        return "kHandler", None
     creates = any(o in ("new:Win", "new:File") for o in row["objects_list"])
     collective = category in ("Collective", "Own") or creates
     if collective and in_ref:
@@ -356,7 +355,7 @@ def serial_strategy(row, protos, name, exported):
     return "kBlockingLocked", None
 
 
-def emit_wrappers(functions, table, protos, exported):
+def emit_wrappers(functions, table, protos, strategies):
     out = [HEADER, '#include "wrappers/wrapper_prelude.h"\n\n']
     for name in functions:
         ret, params, variadic = protos["P" + name]
@@ -370,7 +369,7 @@ def emit_wrappers(functions, table, protos, exported):
         if row["family"] in HANDLED_FAMILIES:
             out.append(f"  return tsmpi::handlers::{name}({call_args});\n}}\n\n")
             continue
-        strategy, shape = serial_strategy(row, protos, name, exported)
+        strategy, shape = strategies[name]
         in_ref, out_ref = object_args(row, params)
         objects = f"tsmpi::Objects{{{in_ref or 'tsmpi::HandleRef{}'}, {out_ref or 'tsmpi::OutRef{}'}}}"
         extra = "tsmpi::NoExtra{}"

@@ -41,16 +41,15 @@ int agree_on_comm(MPI_Comm comm, bool inter, int mine, int* all) {
   return rc;
 }
 
-
-// The admission loop of Fig. 3 with the agreement step `agree(mine, &all)` as a parameter,
-// preceded by a presence round. The presence round holds nothing: it completes once every rank
-// has reached this call, however long that takes (a rank's thread may still be busy with
-// earlier calls). Only then does a thread claim its process's right to enter, so a claim is
-// held for one agreement round among ranks that are all present and polling, never while
-// waiting for a rank that has not arrived. Without the presence round a thread waiting for
-// such a rank would hold the right of its process, and a collective that rank must finish
-// first could be refused forever.
-int agree_on(MPI_Comm comm, int mine, int* all) { return agree_on_comm(comm, false, mine, all); }
+// Under the lock: claims the process's right to enter for the call with this id if nobody holds
+// it and no waiting call with a lower id is known (the paper's mask_in_use/lowestContextId).
+bool try_claim(std::uint64_t id) {
+  Admission& a = g_admission;
+  if (id < a.lowest) a.lowest = id;  // lowest id among the waiting calls goes first
+  if (a.in_use || id > a.lowest) return false;
+  a.in_use = true;
+  return true;
+}
 
 // The loop of Fig. 3 among calls whose ranks are all present: claim the process's right to
 // enter if it is free and no present call with a lower id waits, agree, retry until all claim.
@@ -61,10 +60,7 @@ int vote(std::uint64_t id, Agree&& agree) {
     int mine;
     {
       Guard g;
-      Admission& a = g_admission;
-      if (id < a.lowest) a.lowest = id;  // lowest id among the present calls goes first
-      mine = !a.in_use && id <= a.lowest;
-      if (mine) a.in_use = true;
+      mine = try_claim(id);
     }
     int all = 0;
     int rc = agree(mine, &all);
@@ -100,7 +96,7 @@ int admit_with(std::uint64_t id, Agree&& agree) {
   return vote(id, agree);
 }
 
-// Locked-step nonblocking broadcast of a 64-bit value within a communicator.
+// Nonblocking broadcast of a 64-bit value within a communicator, in locked steps.
 int broadcast(MPI_Comm comm, int root, std::uint64_t* value) {
   MPI_Request request;
   int rc;
@@ -109,18 +105,6 @@ int broadcast(MPI_Comm comm, int root, std::uint64_t* value) {
     rc = PMPI_Ibcast(value, 1, MPI_UINT64_T, root, comm, &request);
   }
   return rc == MPI_SUCCESS ? wait_request(&request, MPI_STATUS_IGNORE) : rc;
-}
-
-int world_rank_in(MPI_Comm comm, int rank) {
-  Guard g;
-  MPI_Group group, world;
-  PMPI_Comm_group(comm, &group);
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
-  int out = MPI_UNDEFINED;
-  PMPI_Group_translate_ranks(group, 1, &rank, world, &out);
-  PMPI_Group_free(&group);
-  PMPI_Group_free(&world);
-  return out;
 }
 
 }  // namespace
@@ -134,9 +118,9 @@ int admit(MPI_Comm comm, std::uint64_t id) {
   return admit_with(id, [&](int mine, int* all) { return agree_on_comm(comm, inter != 0, mine, all); });
 }
 
-int admit_group(const std::vector<int>& members, std::uint64_t key, std::uint64_t id) {
+int admit_group(const std::vector<int>& members, std::uint64_t key) {
   std::uint64_t round = 0;
-  return admit_with(id, [&](int mine, int* all) { return agree_in_group(members, key, round++, mine, all); });
+  return admit_with(key, [&](int mine, int* all) { return agree_in_group(members, key, round++, mine, all); });
 }
 
 int admit_bridge(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
@@ -151,7 +135,7 @@ int admit_bridge(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int 
   std::uint64_t key = 0;
   std::vector<int> leaders;
   if (leader) {
-    int me = world_rank_in(local_comm, local_leader), them = world_rank_in(peer_comm, remote_leader);
+    int me = world_rank_of(local_comm, local_leader), them = world_rank_of(peer_comm, remote_leader);
     leaders = {std::min(me, them), std::max(me, them)};
     key = bridge_call_key(leaders, tag);
   }
@@ -159,7 +143,7 @@ int admit_bridge(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int 
   // AND within the group, the leaders combine both groups' answers, then tell their group.
   auto agree = [&](int mine, int* all) {
     int local = 0;
-    int rc = agree_on(local_comm, mine, &local);
+    int rc = agree_on_comm(local_comm, false, mine, &local);
     if (rc != MPI_SUCCESS) return rc;
     std::uint64_t combined = 0;
     if (leader) {
@@ -187,14 +171,10 @@ void acquire_local(std::uint64_t id) {
   while (true) {
     {
       Guard g;
-      Admission& a = g_admission;
-      if (!a.in_use && id <= a.lowest) {
-        a.in_use = true;
-        a.lowest = id;
-        ++a.counters.admissions;
+      if (try_claim(id)) {
+        ++g_admission.counters.admissions;
         return;
       }
-      if (id < a.lowest) a.lowest = id;
     }
     backoff.pause();
   }

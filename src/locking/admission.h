@@ -18,8 +18,9 @@ int admit(MPI_Comm comm, std::uint64_t id);
 void leave(std::uint64_t id);
 
 // The same among the members of a group (world ranks, sorted) that has no communicator
-// (MPI_Comm_create_group); `key` names this call consistently on all members.
-int admit_group(const std::vector<int>& members, std::uint64_t key, std::uint64_t id);
+// (MPI_Comm_create_group); `key` names this call alike on all members and is its id: pass it
+// to leave().
+int admit_group(const std::vector<int>& members, std::uint64_t key);
 
 // The same for MPI_Intercomm_create, whose two groups have no common communicator yet: each
 // group agrees on local_comm and the leaders combine the two answers through tsmpi's private
@@ -28,7 +29,7 @@ int admit_bridge(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int 
                  std::uint64_t* id);
 
 // Takes the process's right to enter without agreeing with other ranks, for calls that have
-// no communicator to agree on (Comm_create_group: only a group of it takes part). Same
+// no communicator to agree on (Comm_join, *_from_group(s)). Same
 // priority rule; the caller must call leave(id) afterwards.
 void acquire_local(std::uint64_t id);
 

@@ -28,12 +28,6 @@ class Backoff {
     }
     ++round_;
   }
-  void reset() {
-    round_ = 0;
-    sleep_ns_ = kFirstSleepNs;
-  }
-  unsigned rounds() const { return round_; }
-
  private:
   unsigned round_ = 0;
   long sleep_ns_ = kFirstSleepNs;

@@ -83,6 +83,16 @@ void group_agreement_init() {
   PMPI_Comm_rank(MPI_COMM_WORLD, &g_world_rank);
 }
 
+int world_rank_of(MPI_Comm comm, int rank) {
+  Guard g;
+  MPI_Group group;
+  PMPI_Comm_group(comm, &group);
+  int out = MPI_UNDEFINED;
+  PMPI_Group_translate_ranks(group, 1, &rank, g_world_group, &out);
+  PMPI_Group_free(&group);
+  return out;
+}
+
 std::vector<int> world_ranks_of(MPI_Group group) {
   Guard g;
   int n = 0;

@@ -13,6 +13,9 @@ namespace tsmpi::serial {
 // Makes the private channel; collective over MPI_COMM_WORLD, called from MPI_Init.
 void group_agreement_init();
 
+// The MPI_COMM_WORLD rank of `rank` of comm.
+int world_rank_of(MPI_Comm comm, int rank);
+
 // The MPI_COMM_WORLD ranks of a group's members, sorted.
 std::vector<int> world_ranks_of(MPI_Group group);
 

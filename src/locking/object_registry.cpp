@@ -74,6 +74,14 @@ CommState& state_of(std::uintptr_t bits) {
   return it->second;
 }
 
+// (seed, tag, ranks) and how many calls with the same triple this process made before: the
+// same on every rank taking part, since they make such calls in the same order.
+std::uint64_t numbered_call_key(std::uint64_t seed, int tag, const std::vector<int>& ranks) {
+  std::uint64_t key = mix(seed, static_cast<std::uint64_t>(tag));
+  for (int r : ranks) key = mix(key, static_cast<std::uint64_t>(r));
+  return mix(key, ++g_group_calls[key]);
+}
+
 std::uint64_t agree_max(MPI_Comm comm, std::uint64_t candidate) {
   std::uint64_t result = candidate;
   PMPI_Allreduce(&candidate, &result, 1, MPI_UINT64_T, MPI_MAX, comm);
@@ -116,16 +124,17 @@ void after_call(fn::Id id, const Objects& objects, int rc) {
   if (rc != MPI_SUCCESS) return;
   const std::uintptr_t created = objects.out.value();
   const bool made = objects.out.kind != Kind::kNone;
+  const bool new_comm = made && handle_from_bits<MPI_Comm>(created) != MPI_COMM_NULL;
   switch (g_rules[id]) {
     case Rule::kNone: return;
     case Rule::kFromParent: {
       CommState& parent = state_of(objects.in.bits);
       std::uint64_t new_id = mix(parent.id, ++parent.creations);
-      if (made && handle_from_bits<MPI_Comm>(created) != MPI_COMM_NULL) g_comms[created] = {new_id, 0, 0};
+      if (new_comm) g_comms[created] = {new_id, 0, 0};
       return;
     }
     case Rule::kAgreeOnNew: {
-      if (!made || handle_from_bits<MPI_Comm>(created) == MPI_COMM_NULL) return;
+      if (!new_comm) return;
       // Only the group's ranks take part, so the parent's creation count must not move.
       CommState& parent = state_of(objects.in.bits);
       std::uint64_t candidate = mix(parent.id ^ 0x67726F7570ull, ++parent.group_creations);
@@ -133,7 +142,7 @@ void after_call(fn::Id id, const Objects& objects, int rc) {
       return;
     }
     case Rule::kExchangeInter: {
-      if (!made || handle_from_bits<MPI_Comm>(created) == MPI_COMM_NULL) return;
+      if (!new_comm) return;
       CommState& local = state_of(objects.in.bits);
       std::uint64_t mine = mix(local.id ^ 0x696E746572ull, ++local.creations);
       // On an intercommunicator the result is the other group's value; both groups then
@@ -143,8 +152,7 @@ void after_call(fn::Id id, const Objects& objects, int rc) {
       return;
     }
     case Rule::kLocalOnly:
-      if (made && handle_from_bits<MPI_Comm>(created) != MPI_COMM_NULL)
-        g_comms[created] = {mix(0x6C6F63616Cull, ++g_local_counter), 0, 0};
+      if (new_comm) g_comms[created] = {mix(0x6C6F63616Cull, ++g_local_counter), 0, 0};
       return;
     case Rule::kShadowOfParent: {
       if (!made || objects.in.kind != Kind::Comm) return;
@@ -174,21 +182,12 @@ void after_call(fn::Id id, const Objects& objects, int rc) {
 
 std::uint64_t group_call_key(const HandleRef& parent, int tag, const std::vector<int>& members) {
   Guard g;
-  std::uint64_t key = mix(state_of(parent.bits).id, static_cast<std::uint64_t>(tag));
-  for (int m : members) key = mix(key, static_cast<std::uint64_t>(m));
-  return mix(key, ++g_group_calls[key]);
+  return numbered_call_key(state_of(parent.bits).id, tag, members);
 }
 
 std::uint64_t bridge_call_key(const std::vector<int>& leaders, int tag) {
   Guard g;
-  std::uint64_t key = mix(0x627269646765ull, static_cast<std::uint64_t>(tag));
-  for (int m : leaders) key = mix(key, static_cast<std::uint64_t>(m));
-  return mix(key, ++g_group_calls[key]);
-}
-
-std::uint64_t comm_id(MPI_Comm comm) {
-  auto it = g_comms.find(handle_bits(comm));
-  return it == g_comms.end() ? 0 : it->second.id;
+  return numbered_call_key(0x627269646765ull, tag, leaders);
 }
 
 }  // namespace tsmpi::serial

@@ -27,14 +27,11 @@ bool tracks_objects(fn::Id id);
 void after_call(fn::Id id, const Objects& objects, int rc);
 
 // Names an MPI_Comm_create_group call alike on all members of the group: its parent's id, tag,
-// members and the number of earlier such calls. Under the lock.
+// members and the number of earlier such calls. Takes the lock.
 std::uint64_t group_call_key(const HandleRef& parent, int tag, const std::vector<int>& members);
 
 // Names an MPI_Intercomm_create call alike on both leaders: their world ranks, the tag and the
 // number of earlier such calls between them. Takes the lock.
 std::uint64_t bridge_call_key(const std::vector<int>& leaders, int tag);
-
-// The tsmpi id of a communicator (0 if unknown).
-std::uint64_t comm_id(MPI_Comm comm);
 
 }  // namespace tsmpi::serial

@@ -2,7 +2,6 @@
 // receive and a send started under the lock and completed in short locked steps, never
 // holding the lock while the peer is awaited. Open MPI 4.1 has no MPI_Isendrecv, and MPICH
 // 4.0.2's reports a stale count in its status.
-#include <cstdlib>
 #include <vector>
 
 #include "locking/serialize.h"
@@ -19,8 +18,8 @@ int complete_both(MPI_Request requests[2], MPI_Status* status) {
   return rc;
 }
 
-// Count is int, or MPI_Count for the large-count _c variants of MPI-4.
-template <class Count, class Irecv, class Isend>
+// The receive and the send started under the lock, then both completed in locked steps.
+template <class Irecv, class Isend>
 int sendrecv(Irecv&& irecv, Isend&& isend, MPI_Status* status) {
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   {
@@ -38,28 +37,18 @@ int sendrecv(Irecv&& irecv, Isend&& isend, MPI_Status* status) {
 }
 
 // The outgoing data is packed into a private buffer first, so the receive may overwrite buf.
-// pack(std::vector<char>&, Count* bytes) packs the send data into the vector.
+// pack(std::vector<char>&, Count* bytes) packs the send data; Count is int, or MPI_Count for
+// the large-count _c variants of MPI-4.
 template <class Count, class Pack, class Irecv, class Isend>
 int sendrecv_replace(int dest, Pack&& pack, Irecv&& irecv, Isend&& isend, MPI_Status* status) {
   std::vector<char> packed;
   Count bytes = 0;
-  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  {
+  if (dest != MPI_PROC_NULL) {
     Guard g;
-    if (dest != MPI_PROC_NULL) {
-      int rc = pack(packed, &bytes);
-      if (rc != MPI_SUCCESS) return rc;
-    }
-    int rc = irecv(&requests[0]);
+    int rc = pack(packed, &bytes);
     if (rc != MPI_SUCCESS) return rc;
-    rc = isend(packed.data(), bytes, &requests[1]);
-    if (rc != MPI_SUCCESS) {
-      PMPI_Cancel(&requests[0]);
-      PMPI_Request_free(&requests[0]);
-      return rc;
-    }
   }
-  return complete_both(requests, status);
+  return sendrecv(irecv, [&](MPI_Request* r) { return isend(packed.data(), bytes, r); }, status);
 }
 
 }  // namespace
@@ -67,7 +56,7 @@ int sendrecv_replace(int dest, Pack&& pack, Irecv&& irecv, Isend&& isend, MPI_St
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status* status) {
-  return sendrecv<int>(
+  return sendrecv(
       [&](MPI_Request* r) { return PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, r); },
       [&](MPI_Request* r) { return PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, r); }, status);
 }
@@ -95,7 +84,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, 
 int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
                    MPI_Comm comm, MPI_Status* status) {
-  return sendrecv<MPI_Count>(
+  return sendrecv(
       [&](MPI_Request* r) { return PMPI_Irecv_c(recvbuf, recvcount, recvtype, source, recvtag, comm, r); },
       [&](MPI_Request* r) { return PMPI_Isend_c(sendbuf, sendcount, sendtype, dest, sendtag, comm, r); }, status);
 }

@@ -30,25 +30,37 @@ inline void track(fn::Id id, const Objects& objects, int rc) {
   }
 }
 
+// The call itself under the lock, with its bookkeeping.
+template <class Pmpi>
+int call_locked(fn::Id id, Pmpi&& pmpi, const Objects& objects) {
+  Guard g;
+  int rc = pmpi();
+  if (tracks_objects(id)) after_call(id, objects, rc);
+  return rc;
+}
+
+// A blocking call as its nonblocking form: started under the lock, completed in locked steps.
+template <class Start>
+int start_and_wait(fn::Id id, const StartWait<Start>& extra, const Objects& objects) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc;
+  {
+    Guard g;
+    rc = extra.start(&request);
+  }
+  if (rc == MPI_SUCCESS) rc = wait_request(&request, extra.status);
+  track(id, objects, rc);
+  return rc;
+}
+
 template <Strategy S, class Pmpi, class Extra>
 auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra) {
   if constexpr (S == Strategy::kUnlocked || S == Strategy::kRuntime) {
     return pmpi();
   } else if constexpr (S == Strategy::kLocked || S == Strategy::kBlockingLocked) {
-    Guard g;
-    int rc = pmpi();
-    if (tracks_objects(id)) after_call(id, objects, rc);
-    return rc;
+    return call_locked(id, pmpi, objects);
   } else if constexpr (S == Strategy::kStartWait) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    int rc;
-    {
-      Guard g;
-      rc = extra.start(&request);
-    }
-    if (rc == MPI_SUCCESS) rc = wait_request(&request, extra.status);
-    track(id, objects, rc);
-    return rc;
+    return start_and_wait(id, extra, objects);
   } else if constexpr (S == Strategy::kPoll) {
     return poll_until_done(extra.test);
   } else if constexpr (S == Strategy::kPollSome) {
@@ -76,9 +88,8 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra) {
       // Members of the group agree; the key names this call alike on all of them: the parent,
       // the tag, the members, and how many such calls came before.
       std::vector<int> members = world_ranks_of(extra.group);
-      std::uint64_t key = group_call_key(objects.in, extra.tag, members);
-      comm_id = key;
-      rc = admit_group(members, key, comm_id);
+      comm_id = group_call_key(objects.in, extra.tag, members);
+      rc = admit_group(members, comm_id);
       if (rc != MPI_SUCCESS) return rc;
     } else if constexpr (S == Strategy::kAdmittedBridge) {
       rc = admit_bridge(comm, extra.local_leader, extra.peer_comm, extra.remote_leader, extra.tag, &comm_id);
@@ -92,13 +103,7 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra) {
       acquire_local(comm_id);
     }
     if constexpr (S == Strategy::kAdmittedStartWait) {
-      MPI_Request request = MPI_REQUEST_NULL;
-      {
-        Guard g;
-        rc = extra.start(&request);
-      }
-      if (rc == MPI_SUCCESS) rc = wait_request(&request, extra.status);
-      track(id, objects, rc);
+      rc = start_and_wait(id, extra, objects);
     } else if constexpr (S == Strategy::kAdmittedNonblocking) {
       {
         Guard g;
@@ -108,9 +113,7 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra) {
       track(id, objects, rc);
       if (rc == MPI_SUCCESS) *extra.request = completed_request();
     } else {
-      Guard g;
-      rc = pmpi();
-      if (tracks_objects(id)) after_call(id, objects, rc);
+      rc = call_locked(id, pmpi, objects);
     }
     leave(comm_id);
     return rc;

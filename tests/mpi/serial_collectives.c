@@ -8,7 +8,6 @@
 
 enum { kThreads = 3, kRounds = 40 };
 static int rank, size;
-typedef struct { int index; MPI_Comm comm; } Arg;
 
 static void collectives(MPI_Comm comm, int salt) {
   int v = rank + salt, sum = -1;
@@ -63,7 +62,7 @@ static void split_and_fence(MPI_Comm comm, int salt) {
 }
 
 static void* worker(void* p) {
-  Arg* a = p;
+  ThreadComm* a = p;
   /* Opposite orders: thread 0 starts first on even ranks and last on odd ranks. */
   int delay = rank % 2 ? a->index : kThreads - 1 - a->index;
   usleep(2000 * delay);
@@ -78,12 +77,6 @@ int main(int argc, char** argv) {
   test_init(&argc, &argv, "serial_collectives");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  Arg args[kThreads];
-  for (int t = 0; t < kThreads; ++t) {
-    args[t].index = t;
-    MPI_Comm_dup(MPI_COMM_WORLD, &args[t].comm);
-  }
-  run_threads(kThreads, worker, args, sizeof args[0]);
-  for (int t = 0; t < kThreads; ++t) MPI_Comm_free(&args[t].comm);
+  run_threads_with_own_comms(kThreads, worker);
   return test_finish();
 }

@@ -8,7 +8,6 @@
 
 enum { kThreads = 2, kRounds = 12 };
 static int rank, size;
-typedef struct { int index; MPI_Comm parent; } Arg;
 
 static void check_comm(MPI_Comm c, const char* what, int expected_size) {
   int s, r, sum = 0, one = 1;
@@ -107,11 +106,11 @@ static void create_and_free(MPI_Comm parent, int step) {
 }
 
 static void* worker(void* p) {
-  Arg* a = p;
+  ThreadComm* a = p;
   /* Opposite orders: thread 0 runs ahead on even ranks, thread 1 on odd ranks, so the
      threads' creations reach the MPI in opposite orders. */
   usleep(3000 * ((rank + a->index) % 2));
-  for (int round = 0; round < kRounds; ++round) create_and_free(a->parent, round * kThreads + a->index);
+  for (int round = 0; round < kRounds; ++round) create_and_free(a->comm, round * kThreads + a->index);
   return NULL;
 }
 
@@ -120,12 +119,6 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size < 2 || size > 64) MPI_Abort(MPI_COMM_WORLD, 2);
-  Arg args[kThreads];
-  for (int t = 0; t < kThreads; ++t) {
-    args[t].index = t;
-    MPI_Comm_dup(MPI_COMM_WORLD, &args[t].parent);
-  }
-  run_threads(kThreads, worker, args, sizeof args[0]);
-  for (int t = 0; t < kThreads; ++t) MPI_Comm_free(&args[t].parent);
+  run_threads_with_own_comms(kThreads, worker);
   return test_finish();
 }

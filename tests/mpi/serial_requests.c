@@ -14,17 +14,25 @@ static pthread_mutex_t handoff = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t posted_cond = PTHREAD_COND_INITIALIZER;
 static int posted_round = -1, done_round = -1;
 
+/* The poster and the completer take turns through these two counters. */
+static void await_round(const int* counter, int value) {
+  pthread_mutex_lock(&handoff);
+  while (*counter != value) pthread_cond_wait(&posted_cond, &handoff);
+  pthread_mutex_unlock(&handoff);
+}
+static void announce_round(int* counter, int value) {
+  pthread_mutex_lock(&handoff);
+  *counter = value;
+  pthread_cond_broadcast(&posted_cond);
+  pthread_mutex_unlock(&handoff);
+}
+
 static void* poster(void* arg) {
   (void)arg;
   for (int round = 0; round < kRounds; ++round) {
-    pthread_mutex_lock(&handoff);
-    while (done_round != round - 1) pthread_cond_wait(&posted_cond, &handoff);
-    pthread_mutex_unlock(&handoff);
+    await_round(&done_round, round - 1);
     for (int i = 0; i < kBatch; ++i) MPI_Irecv(&inbox[i], 1, MPI_INT, peer, i, MPI_COMM_WORLD, &shared[i]);
-    pthread_mutex_lock(&handoff);
-    posted_round = round;
-    pthread_cond_broadcast(&posted_cond);
-    pthread_mutex_unlock(&handoff);
+    announce_round(&posted_round, round);
   }
   return NULL;
 }
@@ -32,9 +40,7 @@ static void* poster(void* arg) {
 static void* completer(void* arg) {
   (void)arg;
   for (int round = 0; round < kRounds; ++round) {
-    pthread_mutex_lock(&handoff);
-    while (posted_round != round) pthread_cond_wait(&posted_cond, &handoff);
-    pthread_mutex_unlock(&handoff);
+    await_round(&posted_round, round);
     int completed = 0;
     switch (round % 4) {
       case 0: {
@@ -67,10 +73,7 @@ static void* completer(void* arg) {
     int any;
     MPI_Testany(kBatch, shared, &any, &completed, MPI_STATUS_IGNORE);
     CHECK(any == MPI_UNDEFINED && completed, "all requests must be inactive");
-    pthread_mutex_lock(&handoff);
-    done_round = round;
-    pthread_cond_broadcast(&posted_cond);
-    pthread_mutex_unlock(&handoff);
+    announce_round(&done_round, round);
   }
   return NULL;
 }

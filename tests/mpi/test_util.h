@@ -70,4 +70,22 @@ static inline void run_threads(int n, thread_fn fn, void* args, size_t arg_size)
   for (int i = 0; i < n; ++i) pthread_join(tids[i], NULL);
   free(tids);
 }
+/* A thread's index and its own duplicate of MPI_COMM_WORLD. */
+typedef struct {
+  int index;
+  MPI_Comm comm;
+} ThreadComm;
+
+/* Runs n threads, each given a ThreadComm; the duplicates are made before and freed after, in
+   the same order on every rank. */
+static inline void run_threads_with_own_comms(int n, thread_fn fn) {
+  ThreadComm* args = malloc(n * sizeof *args);
+  for (int t = 0; t < n; ++t) {
+    args[t].index = t;
+    MPI_Comm_dup(MPI_COMM_WORLD, &args[t].comm);
+  }
+  run_threads(n, fn, args, sizeof args[0]);
+  for (int t = 0; t < n; ++t) MPI_Comm_free(&args[t].comm);
+  free(args);
+}
 #endif
