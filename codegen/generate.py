@@ -19,6 +19,19 @@ FAMILIES = ["-", "init", "finalize", "threadlevel", "abort", "send", "recv", "se
             "probe", "mprobe", "mrecv", "wait", "test", "start", "cancel"]
 # Families carried out by hand-written handlers (src/wrappers/handlers.h).
 HANDLED_FAMILIES = {"init", "finalize", "threadlevel"}
+# Receive-side families the probe policies see (src/matching/handlers.h, one template per
+# function named without MPI_ and _c). mrecv is absent: a matched message is the application's.
+MATCHED_FAMILIES = {"probe", "mprobe", "recv", "sendrecv", "start", "wait", "test", "cancel"}
+MATCHED_FUNCTIONS = {"MPI_Request_free"}
+
+
+def matched(name, row):
+    return row["family"] in MATCHED_FAMILIES or name in MATCHED_FUNCTIONS
+
+
+def matched_handler(name):
+    base = name[len("MPI_"):]
+    return base[:-2] if base.endswith("_c") else base
 KINDS = ["Comm", "Group", "Datatype", "Op", "Errhandler", "Info", "Win", "File",
          "Request", "Message", "Session"]
 OBJECT_KINDS = KINDS + ["Keyval"]
@@ -250,7 +263,7 @@ def emit_table(functions, table, strategies):
             f"  {{{cxx_string(name)}, Category::{row['category']}, {str(row['blocking'] == 'yes').lower()}, "
             f"{nb_id}, {cxx_string(nb)}, Family::k{row['family'].capitalize() if row['family'] != '-' else 'None'}, "
             f"{cxx_string(row['objects'])}, {cxx_string(row['handles'])}, "
-            f"Strategy::{strategies[name][0]}}},\n")
+            f"Strategy::{strategies[name][0]}, {str(matched(name, row)).lower()}}},\n")
     out.append("};\n}  // namespace tsmpi\n")
     return "".join(out)
 
@@ -401,6 +414,9 @@ def emit_wrappers(functions, table, protos, strategies):
             extra = "tsmpi::BridgeArgs{a1, a2, a3, a4}"  # local_leader, peer_comm, remote_leader, tag
         elif strategy == "kHandler":
             extra = f"tsmpi::Handler{{[&]() {{ return tsmpi::serial::{name}({call_args}); }}}}"
+        if matched(name, row):
+            extra += (f",\n      [&](auto& original) {{ return tsmpi::matching::{matched_handler(name)}("
+                      f"original{', ' if call_args else ''}{call_args}); }}")
         out.append(f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{name}))) return {pmpi}({call_args});\n")
         out.append(f"  return tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategy}>::call(\n"
                    f"      tsmpi::fn::{name}, [&]() {{ return {pmpi}({call_args}); }},\n"

@@ -1,5 +1,6 @@
 #include "runtime/activation.h"
 
+#include "matching/probe_policy.h"
 #include "runtime/function_table.h"
 
 namespace tsmpi {
@@ -12,9 +13,10 @@ bool serialize_mode(const Options& o) { return o.underlying_level != UnderlyingL
 void activate(const Options& o) {
   g_count_calls = o.stats;
   for (int i = 0; i < fn::kCount; ++i) {
-    // Statistics count every call; serialize mode takes every function that needs its lock.
-    // Later protections (probe policies, checks) add their categories and families here.
-    bool active = o.stats || (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked);
+    // Statistics count every call; serialize mode takes every function that needs its lock;
+    // a probe policy takes the receive-side families.
+    bool active = o.stats || (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked) ||
+                  (matching::matching() && kFunctions[i].matched);
     fn_active[i].store(active ? 1 : 0, std::memory_order_relaxed);
   }
 }

@@ -26,6 +26,7 @@ struct FunctionInfo {
   const char* objects;            // "new:Comm", "free:Request", ... or "-"
   const char* handles;            // handle parameters in order, or "-"
   Strategy serial;                // what serialize mode does (derived by the generator)
+  bool matched;                   // goes through the probe policy (src/matching/handlers.h)
 };
 
 extern const FunctionInfo kFunctions[fn::kCount];

@@ -12,6 +12,7 @@
 #include "locking/group_agreement.h"
 #include "locking/object_registry.h"
 #include "locking/serialize_lock.h"
+#include "matching/probe_policy.h"
 #include "runtime/activation.h"
 #include "runtime/function_table.h"
 #include "runtime/options.h"
@@ -100,6 +101,7 @@ void print_stats_once() {
     serial::AdmissionCounters a = serial::admission_counters();
     extra = "  serialize: admissions=" + std::to_string(a.admissions) + " retries=" + std::to_string(a.retries) + "\n";
   }
+  extra += matching::policy_stats_line();
   print_stats(stderr, rank_label().c_str(), extra.c_str());
 }
 
@@ -132,6 +134,8 @@ int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
     g_init.tsmpi_provided = g_init.mpi_provided;
   }
   if (provided) *provided = g_init.tsmpi_provided;
+  // Probes can only race when threads call the MPI at once.
+  matching::start_policy(o, g_init.tsmpi_provided == MPI_THREAD_MULTIPLE);
   activate(o);
   g_init.world_initialized.store(true);
   count_call(Category::Other);
@@ -141,8 +145,13 @@ int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
 
 int MPI_Finalize() {
   count_call(Category::Other);
+  bool clean = matching::finish_policy(options_or_exit(), rank_label().c_str());
   print_stats_once();
   NestingScope inside(tl_thread);
+  if (!clean) {
+    std::fprintf(stderr, "tsmpi: rank %s: TSMPI_CHECK=abort: aborting\n", rank_label().c_str());
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+  }
   if (!serial::enabled()) return PMPI_Finalize();
   serial::Guard g;
   return PMPI_Finalize();

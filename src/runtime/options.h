@@ -14,7 +14,7 @@ enum class CheckMode { Off, Warn, Abort };
 
 struct Options {
   UnderlyingLevel underlying_level = UnderlyingLevel::Multiple;
-  ProbePolicy probe = ProbePolicy::Off;
+  ProbePolicy probe = ProbePolicy::Mprobe;
   CheckMode check = CheckMode::Off;
   bool stats = false;
   int verbose = 0;

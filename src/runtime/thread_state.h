@@ -12,6 +12,9 @@ struct ThreadState {
   // and go straight to PMPI without any protection.
   int depth = 0;
   ThreadCounters* counters = nullptr;  // this thread's statistics block, made on first use
+  // Probe policies: how many probed messages (or held lock-map entries) this thread has not yet
+  // received. Read first by every receive, so a thread without any pays one load and a branch.
+  int reserved = 0;
 };
 
 // constinit: no thread_local initialization wrapper call on the hooked path.

@@ -7,6 +7,8 @@
 
 #include "fn_ids.h"
 #include "locking/serialize.h"
+#include "matching/handlers.h"
+#include "matching/probe_policy.h"
 #include "runtime/category.h"
 #include "runtime/handles.h"
 #include "runtime/stats.h"
@@ -28,6 +30,22 @@ struct Hook {
     NestingScope inside(t);
     if (!serial::enabled()) return pmpi();
     return serial::run<S>(id, std::forward<Pmpi>(pmpi), objects, std::forward<Extra>(extra));
+  }
+
+  // Receive-side functions (src/matching/handlers.h): with a probe policy on, `matched` gets the
+  // call as it would run without one and decides what to do.
+  template <class Pmpi, class Extra, class Matched>
+  static auto call(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra, Matched&& matched) {
+    ThreadState& t = tl_thread;
+    if (t.depth != 0) return pmpi();
+    if (g_count_calls) bump(thread_counters(t).calls[static_cast<int>(C)]);
+    NestingScope inside(t);
+    auto original = [&]() -> int {
+      if (!serial::enabled()) return pmpi();
+      return serial::run<S>(id, pmpi, objects, extra);
+    };
+    if (matching::matching()) return matched(original);
+    return original();
   }
 };
 

@@ -75,7 +75,7 @@ TEST(Generator, EmitsOneWrapperPerExportedFunction) {
   std::string table = read_all(r.outdir / "function_table.cpp");
   EXPECT_NE(table.find("{\"MPI_Send\", Category::CommIO, true, -1, \"MPI_Isend\", Family::kSend"), std::string::npos)
       << table;
-  EXPECT_NE(table.find("Strategy::kUnlocked}"), std::string::npos) << table;  // MPI_Wtime
+  EXPECT_NE(table.find("\"-\", Strategy::kUnlocked, false}"), std::string::npos) << table;  // MPI_Wtime
 }
 
 TEST(Generator, FailsNamingAnExportedFunctionWithoutARow) {
@@ -122,4 +122,22 @@ TEST(Generator, DerivesSerializeStrategiesFromCounterpartShapes) {
   EXPECT_NE(wrappers.find("double MPI_Wtime(void) {\n  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::MPI_Wtime))) return PMPI_Wtime();\n"
                           "  return tsmpi::Hook<tsmpi::Category::None, tsmpi::Strategy::kUnlocked>"),
             std::string::npos);
+}
+
+// Probe policies: functions of the receive-side families are handed to their matching handler,
+// named without MPI_; the others are not.
+TEST(Generator, RoutesReceiveSideFamiliesToTheProbePolicies) {
+  GeneratorRun r = generate("table_counterparts.table", "matched", "exports_with_counterparts.txt");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string wrappers = read_all(r.outdir / "wrappers_0.cpp") + read_all(r.outdir / "wrappers_1.cpp");
+  EXPECT_NE(wrappers.find("[&](auto& original) { return tsmpi::matching::Wait(original, a0, a1); }"),
+            std::string::npos)
+      << wrappers;
+  EXPECT_NE(wrappers.find("tsmpi::matching::Test(original, a0, a1, a2)"), std::string::npos);
+  EXPECT_EQ(wrappers.find("tsmpi::matching::Send"), std::string::npos);
+  EXPECT_EQ(wrappers.find("tsmpi::matching::Isend"), std::string::npos);
+  std::string table = read_all(r.outdir / "function_table.cpp");
+  EXPECT_NE(table.find("{\"MPI_Wait\", Category::CommIO, true"), std::string::npos);
+  EXPECT_NE(table.find("Family::kWait, \"free:Request\", \"Request&\", Strategy::kPoll, true}"), std::string::npos)
+      << table;
 }

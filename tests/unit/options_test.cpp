@@ -9,7 +9,7 @@ TEST(Options, DefaultsWhenNothingIsSet) {
   auto r = parse_options({});
   ASSERT_FALSE(r.error);
   EXPECT_EQ(r.options.underlying_level, tsmpi::UnderlyingLevel::Multiple);
-  EXPECT_EQ(r.options.probe, tsmpi::ProbePolicy::Off);
+  EXPECT_EQ(r.options.probe, tsmpi::ProbePolicy::Mprobe);
   EXPECT_EQ(r.options.check, tsmpi::CheckMode::Off);
   EXPECT_FALSE(r.options.stats);
   EXPECT_EQ(r.options.verbose, 0);
@@ -71,15 +71,18 @@ TEST(Options, SerializeModeLevelsAreAccepted) {
   EXPECT_EQ(tsmpi::option_value(serialized.options, "TSMPI_UNDERLYING_LEVEL"), "serialized");
 }
 
-TEST(Options, ValuesWhoseFeatureIsNotBuiltAreRefused) {
-  for (const char* v : {"mprobe", "lock2d", "helper"}) {
+TEST(Options, EveryProbePolicyAndCheckModeIsAccepted) {
+  const tsmpi::ProbePolicy policies[] = {tsmpi::ProbePolicy::Mprobe, tsmpi::ProbePolicy::Lock2d,
+                                         tsmpi::ProbePolicy::Helper, tsmpi::ProbePolicy::Off};
+  int i = 0;
+  for (const char* v : {"mprobe", "lock2d", "helper", "off"}) {
     auto r = parse_options({{"TSMPI_PROBE", v}});
-    ASSERT_TRUE(r.error) << v;
-    EXPECT_EQ(*r.error, std::string("tsmpi: TSMPI_PROBE=") + v +
-                            " is refused: that feature is not built yet; allowed now: off");
+    ASSERT_FALSE(r.error) << v;
+    EXPECT_EQ(r.options.probe, policies[i++]);
+    EXPECT_EQ(tsmpi::option_value(r.options, "TSMPI_PROBE"), v);
   }
-  EXPECT_TRUE(parse_options({{"TSMPI_CHECK", "warn"}}).error);
-  EXPECT_TRUE(parse_options({{"TSMPI_CHECK", "abort"}}).error);
+  EXPECT_EQ(parse_options({{"TSMPI_CHECK", "warn"}}).options.check, tsmpi::CheckMode::Warn);
+  EXPECT_EQ(parse_options({{"TSMPI_CHECK", "abort"}}).options.check, tsmpi::CheckMode::Abort);
 }
 
 TEST(Options, HangTimeoutIsWholeSeconds) {

@@ -1,0 +1,120 @@
+// TSMPI_PROBE=mprobe: MPI_Probe / MPI_Iprobe are carried out with MPI_Mprobe / MPI_Improbe
+// (seed 001 §3). The matched message leaves the MPI's queues, so no other thread's receive can
+// see it; it is reserved for the probing thread (matching/reservations.h), and that thread's next
+// receive that can match it takes it with MPI_Mrecv / MPI_Imrecv. Threads without reservations
+// receive exactly as without the policy.
+#include "matching/match_stats.h"
+#include "matching/policies.h"
+#include "matching/reservations.h"
+
+namespace tsmpi::matching::mprobe_policy {
+namespace {
+
+void copy_status(MPI_Status* to, const MPI_Status& from) {
+  if (to != MPI_STATUS_IGNORE) *to = from;
+}
+
+}  // namespace
+
+int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (auto r = find_reserved(comm, source, tag)) {
+    count(g_match_stats.reprobes);
+    copy_status(status, r->status);
+    return MPI_SUCCESS;
+  }
+  Reserved r{comm, MPI_MESSAGE_NULL, {}};
+  int rc = mpi::mprobe(source, tag, comm, &r.message, &r.status);
+  if (rc != MPI_SUCCESS) return rc;
+  reserve(r);
+  count(g_match_stats.reserved);
+  copy_status(status, r.status);
+  return MPI_SUCCESS;
+}
+
+int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  if (auto r = find_reserved(comm, source, tag)) {
+    count(g_match_stats.reprobes);
+    *flag = 1;
+    copy_status(status, r->status);
+    return MPI_SUCCESS;
+  }
+  Reserved r{comm, MPI_MESSAGE_NULL, {}};
+  int rc = mpi::improbe(source, tag, comm, flag, &r.message, &r.status);
+  if (rc != MPI_SUCCESS || !*flag) return rc;
+  reserve(r);
+  count(g_match_stats.reserved);
+  copy_status(status, r.status);
+  return MPI_SUCCESS;
+}
+
+// The application's own matched probe takes a message this thread reserved before the MPI's next.
+int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  if (auto r = take_reserved(comm, source, tag)) {
+    count(g_match_stats.taken);
+    *message = r->message;
+    copy_status(status, r->status);
+    return MPI_SUCCESS;
+  }
+  return mpi::mprobe(source, tag, comm, message, status);
+}
+
+int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  if (auto r = take_reserved(comm, source, tag)) {
+    count(g_match_stats.taken);
+    *flag = 1;
+    *message = r->message;
+    copy_status(status, r->status);
+    return MPI_SUCCESS;
+  }
+  return mpi::improbe(source, tag, comm, flag, message, status);
+}
+
+int recv(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Status* status, const OriginalCall& original) {
+  auto r = take_reserved(comm, source, tag);
+  if (!r) return original();
+  count(g_match_stats.taken);
+  return mpi::mrecv(b, &r->message, status);
+}
+
+int irecv(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Request* request, const OriginalCall& original) {
+  auto r = take_reserved(comm, source, tag);
+  if (!r) return original();
+  count(g_match_stats.taken);
+  return mpi::imrecv(b, &r->message, request);
+}
+
+bool takes_receive(MPI_Comm comm, int source, int tag) { return find_reserved(comm, source, tag).has_value(); }
+
+int sendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int source, int recvtag, MPI_Comm comm,
+             MPI_Status* status) {
+  auto r = take_reserved(comm, source, recvtag);
+  MPI_Request sreq = MPI_REQUEST_NULL, rreq = MPI_REQUEST_NULL;
+  int rc = r ? mpi::imrecv(recv, &r->message, &rreq) : mpi::irecv(recv, source, recvtag, comm, &rreq);
+  if (r) count(g_match_stats.taken);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = mpi::isend(send, dest, sendtag, comm, &sreq);
+  if (rc != MPI_SUCCESS) {
+    mpi::wait(&rreq, status);
+    return rc;
+  }
+  return mpi::wait_both(&sreq, &rreq, status);
+}
+
+// Nonblocking send-receive keeps its own receive: MPI_Isendrecv has no form that takes a matched
+// message, and a reservation would need a second request (docs/probe-policies.md).
+int isendrecv(const Buffer&, int, int, const Buffer&, int, int, MPI_Comm, MPI_Request*, void*,
+              const OriginalCall& original) {
+  return original();
+}
+
+int start(MPI_Request* request, const PersistentRecv& p, const OriginalCall& original) {
+  auto r = take_reserved(p.comm, p.source, p.tag);
+  if (!r) return original();
+  count(g_match_stats.taken);
+  MPI_Request substitute = MPI_REQUEST_NULL;
+  int rc = mpi::imrecv(p.buffer, &r->message, &substitute);
+  if (rc == MPI_SUCCESS) set_substitute(*request, substitute);
+  return rc;
+}
+
+}  // namespace tsmpi::matching::mprobe_policy

@@ -1,0 +1,23 @@
+// Switching the probe policy on at MPI_Init and off at MPI_Finalize.
+#pragma once
+#include <cstdio>
+#include <string>
+
+#include "runtime/options.h"
+
+namespace tsmpi::matching {
+
+// Whether the wrappers of the matched families go through a policy (read on their hooked path).
+extern bool g_matching;
+inline bool matching() { return g_matching; }
+
+// At MPI_Init, after the MPI is initialized: `threads` tells whether the application may call
+// MPI from several threads at once (else no probe can race and the policy stays off).
+void start_policy(const Options& o, bool threads);
+// At MPI_Finalize, before the MPI is finalized: stops the helper thread, reports (TSMPI_CHECK)
+// and drains messages probed but never received. Returns false if TSMPI_CHECK=abort found some.
+bool finish_policy(const Options& o, const char* rank_label);
+// "  probe: policy=... reserved=..." for the statistics block ("" when no policy ran).
+std::string policy_stats_line();
+
+}  // namespace tsmpi::matching

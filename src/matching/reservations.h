@@ -1,0 +1,41 @@
+// Messages a thread has probed and not yet received (mprobe and helper policies). A probe
+// matches the message with MPI_Mprobe and keeps it here, for this thread only; the thread's next
+// receive that can match it takes exactly that message (MPI_Mrecv), and a repeated probe returns
+// it again. A thread that ends with reservations hands them to the process, so a probed message
+// is never lost: MPI_Finalize reports and drains what nobody received (docs/probe-policies.md).
+#pragma once
+#include <mpi.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "runtime/thread_state.h"
+
+namespace tsmpi::matching {
+
+struct Reserved {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Message message = MPI_MESSAGE_NULL;
+  MPI_Status status{};
+};
+
+// Whether a message with this status satisfies a receive or probe for (source, tag).
+inline bool envelope_matches(const MPI_Status& s, int source, int tag) {
+  return (source == MPI_ANY_SOURCE || source == s.MPI_SOURCE) && (tag == MPI_ANY_TAG || tag == s.MPI_TAG);
+}
+
+// Fast check for the receive path: does this thread hold any reservation at all?
+inline bool thread_has_reservations() { return tl_thread.reserved != 0; }
+
+// The calling thread's earliest reservation on `comm` matching (source, tag), copied; nullopt if none.
+std::optional<Reserved> find_reserved(MPI_Comm comm, int source, int tag);
+// As find_reserved, and removes it: the caller now owns the message.
+std::optional<Reserved> take_reserved(MPI_Comm comm, int source, int tag);
+// Adds a matched message to the calling thread's reservations.
+void reserve(const Reserved& r);
+
+// Reservations left at finalize (every thread's, and those of threads that ended): printed
+// one line each when `report`, received into scratch buffers so the MPI ends clean, counted.
+std::size_t finish_unreceived(std::FILE* out, const char* rank_label, bool report);
+
+}  // namespace tsmpi::matching
