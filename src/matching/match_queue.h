@@ -123,7 +123,11 @@ class ListMap {
   void erase(std::uint64_t k) {
     typename Map::node_type nh = map_.extract(k);
     assert(!nh.empty());
-    if (spare_.size() < kMaxSpare) spare_.push_back(std::move(nh));
+    if (spare_.size() >= kMaxSpare) return;  // nh frees the node
+    try {
+      spare_.push_back(std::move(nh));
+    } catch (...) {  // out of memory growing the pool: just free the node (callers are mid-unlink)
+    }
   }
   std::size_t size() const noexcept { return map_.size(); }
   template <class F>
