@@ -1,0 +1,105 @@
+// Sparse 2-D (source, tag) lock map of one communicator (seed 001 §2.1, Listing 1.2): point locks
+// (s,t), row locks (s,*), column locks (*,t) and one matrix lock (*,*), with usage counts so that a
+// wildcard lock excludes every point it covers. Non-blocking: callers either keep a key while they
+// wait in MPI ("blocking") or retry with Iprobe (Listing 1.5, "polling"), see polling().
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <cstddef>
+
+#include <oneapi/tbb/concurrent_unordered_map.h>
+
+namespace tsmpi::locking {
+
+inline constexpr int kAny = INT32_MIN;  // wildcard source or tag (callers translate MPI_ANY_*)
+
+struct LockKey {
+  int source;
+  int tag;
+  friend bool operator==(LockKey, LockKey) = default;
+};
+
+// One bit per key shape, so that a set of seen shapes fits in a byte.
+enum class PatternClass : std::uint8_t {
+  kDirected = 1,   // (s,t)
+  kAnyTag = 2,     // (s,*)
+  kAnySource = 4,  // (*,t)
+  kAnyBoth = 8,    // (*,*)
+};
+
+PatternClass pattern_class(LockKey k);
+
+// True iff some (source, tag) channel is covered by both keys.
+bool overlaps(LockKey a, LockKey b);
+
+class LockMap2D {
+ public:
+  LockMap2D() = default;
+  LockMap2D(const LockMap2D&) = delete;
+  LockMap2D& operator=(const LockMap2D&) = delete;
+
+  // Acquires k iff no overlapping key is held (by anyone, including the caller). Never waits.
+  // Two concurrent overlapping attempts may both fail; they never both succeed.
+  bool try_lock(LockKey k);
+  // k was acquired by try_lock and not yet released.
+  void unlock(LockKey k);
+
+  // Table 1, per communicator: records the class of a pattern used on this map. Returns true if
+  // this call switched the map from blocking to polling.
+  bool note_pattern(LockKey k);
+  // Polling is required once two or more of the four classes have been seen: only then can
+  // distinct keys overlap, and a holder waiting in MPI could deadlock as in Listings 1.3/1.4.
+  // Monotone: once true, stays true.
+  bool polling() const;
+  // Table 1 scenario 1..7 from (any_src used, any_tag used, specific used); 0 if nothing seen.
+  // (*,*) counts as both any_src and any_tag. Note that scenario 6 also covers "only (*,*)",
+  // which needs no polling (a single lock); polling() follows the class count, not the number.
+  int scenario() const;
+  std::uint8_t classes_seen() const;
+
+  // Keys currently held; exact when no call is in flight.
+  int held_count() const;
+
+ private:
+  // Row (s,*) or column (*,t).
+  struct Line {
+    std::atomic<int> held{0};   // 0/1: the line lock itself
+    std::atomic<int> usage{0};  // held (or being acquired) points in this line
+  };
+  // std::hash<int/uint64_t> is the identity in libstdc++, and TBB picks buckets from the low
+  // bits: points (s,t) with one tag would all share a bucket. Mix the bits first.
+  struct Mix {
+    std::size_t operator()(std::uint64_t x) const noexcept {
+      x ^= x >> 30;
+      x *= 0xbf58476d1ce4e5b9ULL;
+      x ^= x >> 27;
+      x *= 0x94d049bb133111ebULL;
+      x ^= x >> 31;
+      return static_cast<std::size_t>(x);
+    }
+  };
+  using LineMap = tbb::concurrent_unordered_map<int, Line, Mix>;
+  using PointMap = tbb::concurrent_unordered_map<std::uint64_t, std::atomic<int>, Mix>;
+
+  static Line& line(LineMap& m, int key);
+  static std::atomic<int>& point(PointMap& m, LockKey k);
+
+  bool lock_point(LockKey k);
+  bool lock_row(int s);
+  bool lock_col(int t);
+  bool lock_matrix();
+
+  // Entries are created on first use and never erased (erase is not concurrency-safe), so
+  // references into the maps stay valid for the map's lifetime.
+  PointMap points_;
+  LineMap rows_;
+  LineMap cols_;
+  std::atomic<int> matrix_held_{0};   // 0/1
+  std::atomic<int> matrix_usage_{0};  // held (or being acquired) non-matrix keys
+  std::atomic<int> held_rows_{0};     // row locks held (or being acquired)
+  std::atomic<int> held_cols_{0};     // column locks held (or being acquired)
+  std::atomic<int> held_{0};          // diagnostics only
+  std::atomic<std::uint8_t> classes_{0};
+};
+
+}  // namespace tsmpi::locking
