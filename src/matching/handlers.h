@@ -24,24 +24,44 @@ namespace tsmpi::matching {
     default: return helper_policy::call;                           \
   }
 
+// Handlers also run in serialize mode without a policy, for the receives from MPI_PROC_NULL
+// below; everything else then goes straight to the original call.
+inline bool policy_on() { return g_policy != Policy::kOff; }
+
+// A receive from MPI_PROC_NULL: serialize mode carries MPI_Recv out as MPI_Irecv + MPI_Test, and
+// MPICH 4.0's MPI_Irecv from MPI_PROC_NULL reports source 0, tag 0. The status is the one MPI
+// defines (source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0).
+inline int from_proc_null(int rc, MPI_Status* status) {
+  if (rc != MPI_SUCCESS || status == MPI_STATUS_IGNORE || !serial::enabled()) return rc;
+  status->MPI_SOURCE = MPI_PROC_NULL;
+  status->MPI_TAG = MPI_ANY_TAG;
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  return rc;
+}
+
 // ---- probes --------------------------------------------------------------------------------
 template <class O>
 int Probe(O&& o, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (!policy_on()) return o();
   if (source == MPI_PROC_NULL) return o();
   TSMPI_POLICY_CALL(probe(source, tag, comm, status))
 }
 template <class O>
 int Iprobe(O&& o, int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  if (!policy_on()) return o();
   if (source == MPI_PROC_NULL) return o();
   TSMPI_POLICY_CALL(iprobe(source, tag, comm, flag, status))
 }
 template <class O>
 int Mprobe(O&& o, int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  if (!policy_on()) return o();
   if (source == MPI_PROC_NULL) return o();
   TSMPI_POLICY_CALL(mprobe(source, tag, comm, message, status))
 }
 template <class O>
 int Improbe(O&& o, int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  if (!policy_on()) return o();
   if (source == MPI_PROC_NULL) return o();
   TSMPI_POLICY_CALL(improbe(source, tag, comm, flag, message, status))
 }
@@ -49,12 +69,14 @@ int Improbe(O&& o, int source, int tag, MPI_Comm comm, int* flag, MPI_Message* m
 // ---- receives ------------------------------------------------------------------------------
 template <class O, class Count>
 int Recv(O&& o, void* buf, Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  if (source == MPI_PROC_NULL) return o();
+  if (source == MPI_PROC_NULL) return from_proc_null(o(), status);
+  if (!policy_on()) return o();
   OriginalCall original(o);
   TSMPI_POLICY_CALL(recv(buffer(buf, count, type), source, tag, comm, status, original))
 }
 template <class O, class Count>
 int Irecv(O&& o, void* buf, Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
+  if (!policy_on()) return o();
   if (source == MPI_PROC_NULL) return o();
   OriginalCall original(o);
   TSMPI_POLICY_CALL(irecv(buffer(buf, count, type), source, tag, comm, request, original))
@@ -63,7 +85,7 @@ template <class O, class Count>
 int Recv_init(O&& o, void* buf, Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request* request) {
   int rc = o();
-  if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
+  if (rc == MPI_SUCCESS && source != MPI_PROC_NULL && policy_on())
     remember_persistent_recv(*request, PersistentRecv{buffer(buf, count, type), source, tag, comm});
   return rc;
 }
@@ -82,7 +104,8 @@ template <class O, class Count>
 int Sendrecv(O&& o, const void* sendbuf, Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
              void* recvbuf, Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
              MPI_Status* status) {
-  if (source == MPI_PROC_NULL || !policy_takes_receive(comm, source, recvtag)) return o();
+  if (source == MPI_PROC_NULL) return from_proc_null(o(), status);
+  if (!policy_on() || !policy_takes_receive(comm, source, recvtag)) return o();
   TSMPI_POLICY_CALL(sendrecv(buffer(sendbuf, sendcount, sendtype), dest, sendtag,
                              buffer(recvbuf, recvcount, recvtype), source, recvtag, comm, status))
 }
@@ -122,7 +145,8 @@ PackedCopy pack_copy(const void* buf, Count count, MPI_Datatype type, MPI_Comm c
 template <class O, class Count>
 int Sendrecv_replace(O&& o, void* buf, Count count, MPI_Datatype type, int dest, int sendtag, int source,
                      int recvtag, MPI_Comm comm, MPI_Status* status) {
-  if (source == MPI_PROC_NULL || !policy_takes_receive(comm, source, recvtag)) return o();
+  if (source == MPI_PROC_NULL) return from_proc_null(o(), status);
+  if (!policy_on() || !policy_takes_receive(comm, source, recvtag)) return o();
   PackedCopy copy = dest == MPI_PROC_NULL ? PackedCopy{} : pack_copy(buf, count, type, comm);
   if (copy.rc != MPI_SUCCESS) return copy.rc;
   Buffer recv = buffer(buf, count, type);
@@ -133,6 +157,7 @@ template <class O, class Count>
 int Isendrecv(O&& o, const void* sendbuf, Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
               void* recvbuf, Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
               MPI_Request* request) {
+  if (!policy_on()) return o();
   if (source == MPI_PROC_NULL) return o();
   OriginalCall original(o);
   TSMPI_POLICY_CALL(isendrecv(buffer(sendbuf, sendcount, sendtype), dest, sendtag, buffer(recvbuf, recvcount, recvtype),
@@ -141,6 +166,7 @@ int Isendrecv(O&& o, const void* sendbuf, Count sendcount, MPI_Datatype sendtype
 template <class O, class Count>
 int Isendrecv_replace(O&& o, void* buf, Count count, MPI_Datatype type, int dest, int sendtag, int source,
                       int recvtag, MPI_Comm comm, MPI_Request* request) {
+  if (!policy_on()) return o();
   if (source == MPI_PROC_NULL || g_policy != Policy::kHelper) {
     // Only the receive half's envelope matters to the other policies: no buffers are passed.
     OriginalCall original(o);
@@ -158,6 +184,7 @@ int Isendrecv_replace(O&& o, void* buf, Count count, MPI_Datatype type, int dest
 // ---- persistent requests -------------------------------------------------------------------
 template <class O>
 int Start(O&& o, MPI_Request* request) {
+  if (!policy_on()) return o();
   if (g_policy == Policy::kMprobe && !thread_has_reservations()) return o();
   std::optional<PersistentRecv> p = persistent_recv_of(*request);
   if (!p) return o();
@@ -166,6 +193,7 @@ int Start(O&& o, MPI_Request* request) {
 }
 template <class O>
 int Startall(O&& o, int count, MPI_Request* requests) {
+  if (!policy_on()) return o();
   if (g_policy == Policy::kMprobe && !thread_has_reservations()) return o();
   // MPI_Startall is MPI_Start on each request in turn.
   for (int i = 0; i < count; ++i) {
@@ -188,12 +216,14 @@ int Startall(O&& o, int count, MPI_Request* requests) {
 }
 template <class O>
 int Request_free(O&& o, MPI_Request* request) {
+  if (!policy_on()) return o();
   MPI_Request substitute = detach_substitute(*request);
   if (substitute != MPI_REQUEST_NULL) mpi::request_free(&substitute);  // completes on its own
   return o();
 }
 template <class O>
 int Cancel(O&& o, MPI_Request* request) {
+  if (!policy_on()) return o();
   if (!any_substitutes()) return o();
   MPI_Request s = substitute_of(*request);
   if (s == *request) return o();
@@ -203,6 +233,7 @@ int Cancel(O&& o, MPI_Request* request) {
 // ---- completion: look through to substitutes -----------------------------------------------
 template <class O>
 int Wait(O&& o, MPI_Request* request, MPI_Status* status) {
+  if (!policy_on()) return o();
   if (!any_substitutes()) return o();
   MPI_Request s = substitute_of(*request);
   if (s == *request) return o();
@@ -212,6 +243,7 @@ int Wait(O&& o, MPI_Request* request, MPI_Status* status) {
 }
 template <class O>
 int Test(O&& o, MPI_Request* request, int* flag, MPI_Status* status) {
+  if (!policy_on()) return o();
   if (!any_substitutes()) return o();
   MPI_Request s = substitute_of(*request);
   if (s == *request) return o();
@@ -221,6 +253,7 @@ int Test(O&& o, MPI_Request* request, int* flag, MPI_Status* status) {
 }
 template <class O>
 int Request_get_status(O&& o, MPI_Request request, int* flag, MPI_Status* status) {
+  if (!policy_on()) return o();
   if (!any_substitutes()) return o();
   MPI_Request s = substitute_of(request);
   if (s == request) return o();
@@ -232,6 +265,7 @@ int Request_get_status(O&& o, MPI_Request request, int* flag, MPI_Status* status
 // request keeps its handle (it becomes inactive when its substitute completes).
 template <class O, class Call>
 int through_substitutes(O&& o, int n, MPI_Request* requests, Call&& call) {
+  if (!policy_on()) return o();
   if (!any_substitutes()) return o();
   std::vector<MPI_Request> copy(requests, requests + n);
   std::vector<unsigned char> substituted(n, 0);

@@ -76,9 +76,10 @@ CommTable<CommState>& states() {
 
 // ---- the helper thread's work lists ------------------------------------------------------------
 struct InFlight {
-  MPI_Request request;  // an Imrecv into the application's buffer, or an Isend of Isendrecv
+  enum Kind { kReceive, kSend, kCancelled };
+  MPI_Request request;  // an Imrecv into the application's buffer, an Isend of Isendrecv, or null
   Operation* operation;
-  bool is_receive;
+  Kind kind;
 };
 
 struct Helper {
@@ -126,14 +127,11 @@ void copy_status(MPI_Status* to, const MPI_Status& from) {
 }
 
 // ---- completing nonblocking operations --------------------------------------------------------
-// `inside_mpi`: called from a generalized-request callback, where serialize mode's lock is
-// already held by the MPI call that runs it.
-void part_done(Operation* op, bool inside_mpi = false) {
+void part_done(Operation* op) {
   if (op->parts_left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   // Last touch: MPI may call free_fn (which deletes op) inside MPI_Grequest_complete.
   MPI_Request g = op->grequest;
-  if (inside_mpi) PMPI_Grequest_complete(g);
-  else mpi::locked([&] { return PMPI_Grequest_complete(g); });
+  mpi::locked([&] { return PMPI_Grequest_complete(g); });
 }
 
 void receive_done(Operation* op, int rc, const MPI_Status& status) {
@@ -166,7 +164,7 @@ void receive_for(Operation* op, const Buffer& b, Incoming& in) {
   MPI_Status st{};
   rc = mpi::test(&r, &done, &st);
   if (rc != MPI_SUCCESS || done) receive_done(op, rc, st);
-  else add_in_flight({r, op, true});
+  else add_in_flight({r, op, InFlight::kReceive});
 }
 
 // arrive() matched `w`: hand the message over.
@@ -271,7 +269,9 @@ int cancel_op(void* extra, int complete) {
   helper().waiting.fetch_sub(1, std::memory_order_relaxed);
   op->cancelled = true;
   op->bytes = 0;
-  part_done(op, true);
+  // Completed by the helper thread: MPICH 4.0 asserts when MPI_Grequest_complete is called
+  // inside the MPI_Cancel that runs this callback.
+  add_in_flight({MPI_REQUEST_NULL, op, InFlight::kCancelled});
   return MPI_SUCCESS;
 }
 
@@ -326,7 +326,7 @@ bool progress_in_flight(Helper& h) {
     if (rc != MPI_SUCCESS || done) {
       any = true;
       h.in_flight_count.fetch_sub(1, std::memory_order_relaxed);
-      if (f.is_receive) receive_done(f.operation, rc, st);
+      if (f.kind == InFlight::kReceive) receive_done(f.operation, rc, st);
       else part_done(f.operation);
     } else {
       still.push_back(f);
@@ -490,7 +490,7 @@ int isendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int
     mpi::wait(&sreq, MPI_STATUS_IGNORE);
     return rc;
   }
-  add_in_flight({sreq, op, false});
+  add_in_flight({sreq, op, InFlight::kSend});
   return MPI_SUCCESS;
 }
 

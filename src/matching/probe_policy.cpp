@@ -12,6 +12,7 @@ namespace tsmpi::matching {
 bool g_matching = false;
 Policy g_policy = Policy::kOff;
 MatchStats g_match_stats;
+Policy g_started = Policy::kOff;  // for the statistics printed after finish_policy
 
 namespace {
 const char* policy_name(Policy p) {
@@ -24,7 +25,7 @@ const char* policy_name(Policy p) {
 }
 }  // namespace
 
-void start_policy(const Options& o, bool threads) {
+void start_policy(const Options& o, bool threads, bool serialize) {
   switch (o.probe) {
     case ProbePolicy::Mprobe: g_policy = Policy::kMprobe; break;
     case ProbePolicy::Lock2d: g_policy = Policy::kLock2d; break;
@@ -32,19 +33,23 @@ void start_policy(const Options& o, bool threads) {
     case ProbePolicy::Off: g_policy = Policy::kOff; break;
   }
   if (!threads) g_policy = Policy::kOff;
-  if (g_policy == Policy::kOff) return;
-  comm_keyval_init();
-  g_matching = true;
+  g_matching = g_policy != Policy::kOff || serialize;
+  g_started = g_policy;
+  if (g_policy != Policy::kOff) comm_keyval_init();
 }
 
 bool finish_policy(const Options& o, const char* rank_label) {
-  if (!g_matching) return true;
+  if (g_policy == Policy::kOff) {
+    g_matching = false;
+    return true;
+  }
   if (g_policy == Policy::kHelper) helper_policy::stop();
   bool report = o.check != CheckMode::Off;
   std::size_t left = 0;
   if (g_policy == Policy::kLock2d) left = lock2d_policy::finish_held(stderr, rank_label, report);
   else left = finish_unreceived(stderr, rank_label, report);
   g_matching = false;
+  g_policy = Policy::kOff;
   comm_keyval_free();
   return !(left && o.check == CheckMode::Abort);
 }
@@ -67,8 +72,8 @@ std::string match_stats_line(const char* policy) {
 }
 
 std::string policy_stats_line() {
-  if (g_policy == Policy::kOff) return "";
-  return match_stats_line(policy_name(g_policy));
+  if (g_started == Policy::kOff) return "";
+  return match_stats_line(policy_name(g_started));
 }
 
 }  // namespace tsmpi::matching

@@ -44,7 +44,7 @@ struct Hook {
       if (!serial::enabled()) return pmpi();
       return serial::run<S>(id, pmpi, objects, extra);
     };
-    if (matching::matching()) return matched(original);
+    if (matching::matching()) return matched(original);  // a policy, or serialize mode's PROC_NULL fix
     return original();
   }
 };
