@@ -148,13 +148,21 @@ int MPI_Finalize() {
   bool clean = matching::finish_policy(options_or_exit(), rank_label().c_str());
   print_stats_once();
   NestingScope inside(tl_thread);
-  if (!clean) {
-    std::fprintf(stderr, "tsmpi: rank %s: TSMPI_CHECK=abort: aborting\n", rank_label().c_str());
-    PMPI_Abort(MPI_COMM_WORLD, 1);
+  int rc;
+  if (!serial::enabled()) {
+    rc = PMPI_Finalize();
+  } else {
+    serial::Guard g;
+    rc = PMPI_Finalize();
   }
-  if (!serial::enabled()) return PMPI_Finalize();
-  serial::Guard g;
-  return PMPI_Finalize();
+  if (!clean) {
+    // TSMPI_CHECK=abort: the process ends with status 1 once the MPI is finalized. (MPI_Abort
+    // here lets the launcher drop the report: Hydra often kills the job before forwarding it.)
+    std::fprintf(stderr, "tsmpi: TSMPI_CHECK=abort: exiting with status 1\n");
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  return rc;
 }
 
 int MPI_Query_thread(int* provided) {

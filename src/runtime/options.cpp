@@ -54,7 +54,7 @@ const std::vector<OptionSpec>& option_specs() {
       {kProbe, "mprobe|lock2d|helper|off", "mprobe",
        "how probe followed by receive is made atomic per thread (docs/probe-policies.md)", ""},
       {kCheck, "off|warn|abort", "off",
-       "report erroneous use at MPI_Finalize (probed messages never received): warn, or abort", ""},
+       "report erroneous use at MPI_Finalize (probed messages never received): warn, or abort (exit status 1)", ""},
       {kStats, "0|1", "0", "print per-rank call and lock statistics at MPI_Finalize", ""},
       {kVerbose, "0|1|2", "0", "1: one line per rank at MPI_Init; 2: also the active wrappers", ""},
       {kHangTimeout, "seconds (0 = off)", "0",
