@@ -503,11 +503,23 @@ int start(MPI_Request* request, const PersistentRecv& p, const OriginalCall&) {
 
 void stop() {
   Helper& h = helper();
-  if (!h.thread.joinable()) return;
-  h.stop.store(true, std::memory_order_seq_cst);
-  h.wake.fetch_add(1, std::memory_order_seq_cst);
-  h.wake.notify_one();
-  h.thread.join();
+  if (h.thread.joinable()) {
+    h.stop.store(true, std::memory_order_seq_cst);
+    h.wake.fetch_add(1, std::memory_order_seq_cst);
+    h.wake.notify_one();
+    h.thread.join();
+  }
+  // Messages taken out of the MPI that nobody asked for would have stayed unexpected in the MPI;
+  // they are received into scratch memory, so their senders (a rendezvous send waits) and the
+  // MPI can finish.
+  states().for_each_quiescent([](CommState& c) {
+    c.queue.drain_unexpected([](const Envelope&, Incoming&& in) {
+      MPI_Count bytes = 0;
+      PMPI_Get_elements_x(&in.status, MPI_BYTE, &bytes);
+      std::vector<char> scratch(bytes > 0 ? bytes : 1);
+      mpi::mrecv(scratch.data(), static_cast<int>(bytes), MPI_BYTE, &in.message, MPI_STATUS_IGNORE);
+    });
+  });
 }
 
 void retire(std::uintptr_t comm_bits) {
