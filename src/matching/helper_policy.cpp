@@ -122,10 +122,6 @@ Pattern pattern_of(int source, int tag) {
   return {source == MPI_ANY_SOURCE ? kAny : source, tag == MPI_ANY_TAG ? kAny : tag};
 }
 
-void copy_status(MPI_Status* to, const MPI_Status& from) {
-  if (to != MPI_STATUS_IGNORE) *to = from;
-}
-
 // ---- completing nonblocking operations --------------------------------------------------------
 void part_done(Operation* op) {
   if (op->parts_left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
@@ -388,42 +384,22 @@ void helper_main() {
 
 // ---- the policy operations ------------------------------------------------------------------
 int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  if (auto r = find_reserved(comm, source, tag)) {
-    count(g_match_stats.reprobes);
-    copy_status(status, r->status);
-    return MPI_SUCCESS;
-  }
+  if (probe_reserved(comm, source, tag, status)) return MPI_SUCCESS;
   Incoming in = match_blocking(comm, pattern_of(source, tag));
-  reserve(Reserved{comm, in.message, in.status});
-  count(g_match_stats.reserved);
-  copy_status(status, in.status);
+  reserve_probed(Reserved{comm, in.message, in.status}, status);
   return MPI_SUCCESS;
 }
 
 int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-  if (auto r = find_reserved(comm, source, tag)) {
-    count(g_match_stats.reprobes);
-    *flag = 1;
-    copy_status(status, r->status);
-    return MPI_SUCCESS;
-  }
+  if ((*flag = probe_reserved(comm, source, tag, status))) return MPI_SUCCESS;
   Incoming in;
-  *flag = match_now(comm, pattern_of(source, tag), &in);
-  if (!*flag) return MPI_SUCCESS;
-  reserve(Reserved{comm, in.message, in.status});
-  count(g_match_stats.reserved);
-  copy_status(status, in.status);
+  if ((*flag = match_now(comm, pattern_of(source, tag), &in))) reserve_probed(Reserved{comm, in.message, in.status}, status);
   return MPI_SUCCESS;
 }
 
 // The application's matched probe gets the MPI_Message tsmpi matched: it is the MPI's own.
 int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
-  if (auto r = take_reserved(comm, source, tag)) {
-    count(g_match_stats.taken);
-    *message = r->message;
-    copy_status(status, r->status);
-    return MPI_SUCCESS;
-  }
+  if (hand_over_reserved(comm, source, tag, message, status)) return MPI_SUCCESS;
   Incoming in = match_blocking(comm, pattern_of(source, tag));
   *message = in.message;
   copy_status(status, in.status);
@@ -431,16 +407,9 @@ int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status*
 }
 
 int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
-  if (auto r = take_reserved(comm, source, tag)) {
-    count(g_match_stats.taken);
-    *flag = 1;
-    *message = r->message;
-    copy_status(status, r->status);
-    return MPI_SUCCESS;
-  }
+  if ((*flag = hand_over_reserved(comm, source, tag, message, status))) return MPI_SUCCESS;
   Incoming in;
-  *flag = match_now(comm, pattern_of(source, tag), &in);
-  if (*flag) {
+  if ((*flag = match_now(comm, pattern_of(source, tag), &in))) {
     *message = in.message;
     copy_status(status, in.status);
   }

@@ -17,7 +17,6 @@
 // holding others gives those up after a while (their probed messages stay in the MPI): waiting
 // while holding could otherwise close a cycle between threads.
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include "locking/backoff.h"
@@ -25,6 +24,7 @@
 #include "matching/comm_table.h"
 #include "matching/lock2d_policy.h"
 #include "matching/match_stats.h"
+#include "matching/per_thread_lists.h"
 #include "matching/policies.h"
 #include "matching/reservations.h"
 
@@ -52,58 +52,28 @@ struct Held {
   MPI_Status status;
 };
 
-struct ThreadHeld;
-struct HeldRegistry {
-  std::mutex mutex;
-  std::set<ThreadHeld*> live;
-  std::vector<Held> orphans;  // held by threads that ended
-};
-HeldRegistry& registry() {
-  static HeldRegistry* r = new HeldRegistry;
-  return *r;
-}
-struct ThreadHeld {
-  std::mutex mutex;  // the owner, or MPI_Finalize's report
-  std::vector<Held> list;
-  ThreadHeld() {
-    std::lock_guard<std::mutex> g(registry().mutex);
-    registry().live.insert(this);
-  }
-  ~ThreadHeld() {
-    std::lock_guard<std::mutex> g(registry().mutex);
-    registry().live.erase(this);
-    for (auto& h : list) registry().orphans.push_back(h);
-  }
-};
-ThreadHeld& mine() {
-  static thread_local ThreadHeld t;
-  return t;
-}
+using HeldLists = PerThreadLists<Held>;
 
 LockKey key_of(int source, int tag) {
   return {source == MPI_ANY_SOURCE ? kAny : source, tag == MPI_ANY_TAG ? kAny : tag};
 }
 
-void copy_status(MPI_Status* to, const MPI_Status& from) {
-  if (to != MPI_STATUS_IGNORE) *to = from;
-}
-
 void keep(const Held& h) {
-  ThreadHeld& t = mine();
+  HeldLists::List& t = HeldLists::mine();
   std::lock_guard<std::mutex> g(t.mutex);
-  t.list.push_back(h);
+  t.items.push_back(h);
   ++tl_thread.reserved;
 }
 
 // Removes and returns the calling thread's entry on `comm`, if any.
 std::optional<Held> take_held(MPI_Comm comm) {
   if (!thread_has_reservations()) return std::nullopt;
-  ThreadHeld& t = mine();
+  HeldLists::List& t = HeldLists::mine();
   std::lock_guard<std::mutex> g(t.mutex);
-  for (auto it = t.list.begin(); it != t.list.end(); ++it) {
+  for (auto it = t.items.begin(); it != t.items.end(); ++it) {
     if (it->comm != comm) continue;
     Held h = *it;
-    t.list.erase(it);
+    t.items.erase(it);
     --tl_thread.reserved;
     return h;
   }
@@ -112,20 +82,20 @@ std::optional<Held> take_held(MPI_Comm comm) {
 
 std::optional<Held> find_held(MPI_Comm comm) {
   if (!thread_has_reservations()) return std::nullopt;
-  ThreadHeld& t = mine();
+  HeldLists::List& t = HeldLists::mine();
   std::lock_guard<std::mutex> g(t.mutex);
-  for (const Held& h : t.list)
+  for (const Held& h : t.items)
     if (h.comm == comm) return h;
   return std::nullopt;
 }
 
 // Gives up held entries (their messages stay in the MPI for whoever receives them next).
 void release_all_held() {
-  ThreadHeld& t = mine();
+  HeldLists::List& t = HeldLists::mine();
   std::lock_guard<std::mutex> g(t.mutex);
-  for (Held& h : t.list) h.map->unlock(h.key);
-  tl_thread.reserved -= static_cast<int>(t.list.size());
-  t.list.clear();
+  for (Held& h : t.items) h.map->unlock(h.key);
+  tl_thread.reserved -= static_cast<int>(t.items.size());
+  t.items.clear();
 }
 void release_held(MPI_Comm comm) {
   if (auto h = take_held(comm)) h->map->unlock(h->key);
@@ -295,15 +265,10 @@ bool takes_receive(MPI_Comm, int, int) { return true; }
 
 int sendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int source, int recvtag, MPI_Comm comm,
              MPI_Status* status) {
-  MPI_Request rreq = MPI_REQUEST_NULL, sreq = MPI_REQUEST_NULL;
+  MPI_Request rreq = MPI_REQUEST_NULL;
   int rc = post_receive(source, recvtag, comm, [&](int s, int t) { return mpi::irecv(recv, s, t, comm, &rreq); });
   if (rc != MPI_SUCCESS) return rc;
-  rc = mpi::isend(send, dest, sendtag, comm, &sreq);
-  if (rc != MPI_SUCCESS) {
-    mpi::wait(&rreq, status);
-    return rc;
-  }
-  return mpi::wait_both(&sreq, &rreq, status);
+  return mpi::send_and_complete(send, dest, sendtag, comm, &rreq, status);
 }
 
 // MPI_Isendrecv posts its receive for the caller's pattern, so it runs under that pattern's entry
@@ -329,30 +294,10 @@ int start(MPI_Request* request, const PersistentRecv& p, const OriginalCall& ori
 }
 
 std::size_t finish_held(std::FILE* out, const char* rank_label, bool report) {
-  std::vector<Held> left;
-  {
-    HeldRegistry& reg = registry();
-    std::lock_guard<std::mutex> g(reg.mutex);
-    for (ThreadHeld* t : reg.live) {
-      std::lock_guard<std::mutex> tg(t->mutex);
-      left.insert(left.end(), t->list.begin(), t->list.end());
-      t->list.clear();
-    }
-    left.insert(left.end(), reg.orphans.begin(), reg.orphans.end());
-    reg.orphans.clear();
-  }
+  std::vector<Held> left = HeldLists::take_all();
   tl_thread.reserved = 0;
   for (Held& h : left) {
-    if (report) {
-      int bytes = 0, len = 0;
-      char name[MPI_MAX_OBJECT_NAME] = "";
-      PMPI_Get_count(&h.status, MPI_BYTE, &bytes);
-      PMPI_Comm_get_name(h.comm, name, &len);
-      std::fprintf(out,
-                   "tsmpi: rank %s: probed message never received: communicator %s, source %d, tag %d, "
-                   "%d bytes\n",
-                   rank_label, len ? name : "(unnamed)", h.status.MPI_SOURCE, h.status.MPI_TAG, bytes);
-    }
+    if (report) report_unreceived(out, rank_label, h.comm, h.status);
     h.map->unlock(h.key);
   }
   count(g_match_stats.unreceived, left.size());

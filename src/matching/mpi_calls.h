@@ -148,10 +148,14 @@ inline int mrecv(const Buffer& b, MPI_Message* m, MPI_Status* s) {
   return mrecv(b.buf, static_cast<int>(b.count), b.type, m, s);
 }
 
-// Both requests to completion (send and receive halves of a send-receive).
-inline int wait_both(MPI_Request* send, MPI_Request* recv, MPI_Status* recv_status) {
+// The send half of a send-receive whose receive `recv` is already posted: starts the send, then
+// completes both (the receive first, as MPI_Sendrecv may not depend on the order).
+inline int send_and_complete(const Buffer& send, int dest, int tag, MPI_Comm comm, MPI_Request* recv,
+                             MPI_Status* recv_status) {
+  MPI_Request sreq = MPI_REQUEST_NULL;
+  int rc_send = isend(send, dest, tag, comm, &sreq);
   int rc = wait(recv, recv_status);
-  int rc_send = wait(send, MPI_STATUS_IGNORE);
+  if (rc_send == MPI_SUCCESS) rc_send = wait(&sreq, MPI_STATUS_IGNORE);
   return rc != MPI_SUCCESS ? rc : rc_send;
 }
 

@@ -8,64 +8,31 @@
 #include "matching/reservations.h"
 
 namespace tsmpi::matching::mprobe_policy {
-namespace {
-
-void copy_status(MPI_Status* to, const MPI_Status& from) {
-  if (to != MPI_STATUS_IGNORE) *to = from;
-}
-
-}  // namespace
 
 int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  if (auto r = find_reserved(comm, source, tag)) {
-    count(g_match_stats.reprobes);
-    copy_status(status, r->status);
-    return MPI_SUCCESS;
-  }
+  if (probe_reserved(comm, source, tag, status)) return MPI_SUCCESS;
   Reserved r{comm, MPI_MESSAGE_NULL, {}};
   int rc = mpi::mprobe(source, tag, comm, &r.message, &r.status);
-  if (rc != MPI_SUCCESS) return rc;
-  reserve(r);
-  count(g_match_stats.reserved);
-  copy_status(status, r.status);
-  return MPI_SUCCESS;
+  if (rc == MPI_SUCCESS) reserve_probed(r, status);
+  return rc;
 }
 
 int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-  if (auto r = find_reserved(comm, source, tag)) {
-    count(g_match_stats.reprobes);
-    *flag = 1;
-    copy_status(status, r->status);
-    return MPI_SUCCESS;
-  }
+  if ((*flag = probe_reserved(comm, source, tag, status))) return MPI_SUCCESS;
   Reserved r{comm, MPI_MESSAGE_NULL, {}};
   int rc = mpi::improbe(source, tag, comm, flag, &r.message, &r.status);
-  if (rc != MPI_SUCCESS || !*flag) return rc;
-  reserve(r);
-  count(g_match_stats.reserved);
-  copy_status(status, r.status);
-  return MPI_SUCCESS;
+  if (rc == MPI_SUCCESS && *flag) reserve_probed(r, status);
+  return rc;
 }
 
 // The application's own matched probe takes a message this thread reserved before the MPI's next.
 int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
-  if (auto r = take_reserved(comm, source, tag)) {
-    count(g_match_stats.taken);
-    *message = r->message;
-    copy_status(status, r->status);
-    return MPI_SUCCESS;
-  }
+  if (hand_over_reserved(comm, source, tag, message, status)) return MPI_SUCCESS;
   return mpi::mprobe(source, tag, comm, message, status);
 }
 
 int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
-  if (auto r = take_reserved(comm, source, tag)) {
-    count(g_match_stats.taken);
-    *flag = 1;
-    *message = r->message;
-    copy_status(status, r->status);
-    return MPI_SUCCESS;
-  }
+  if ((*flag = hand_over_reserved(comm, source, tag, message, status))) return MPI_SUCCESS;
   return mpi::improbe(source, tag, comm, flag, message, status);
 }
 
@@ -88,16 +55,11 @@ bool takes_receive(MPI_Comm comm, int source, int tag) { return find_reserved(co
 int sendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int source, int recvtag, MPI_Comm comm,
              MPI_Status* status) {
   auto r = take_reserved(comm, source, recvtag);
-  MPI_Request sreq = MPI_REQUEST_NULL, rreq = MPI_REQUEST_NULL;
+  MPI_Request rreq = MPI_REQUEST_NULL;
   int rc = r ? mpi::imrecv(recv, &r->message, &rreq) : mpi::irecv(recv, source, recvtag, comm, &rreq);
   if (r) count(g_match_stats.taken);
   if (rc != MPI_SUCCESS) return rc;
-  rc = mpi::isend(send, dest, sendtag, comm, &sreq);
-  if (rc != MPI_SUCCESS) {
-    mpi::wait(&rreq, status);
-    return rc;
-  }
-  return mpi::wait_both(&sreq, &rreq, status);
+  return mpi::send_and_complete(send, dest, sendtag, comm, &rreq, status);
 }
 
 // Nonblocking send-receive keeps its own receive: MPI_Isendrecv has no form that takes a matched

@@ -34,6 +34,22 @@ std::optional<Reserved> take_reserved(MPI_Comm comm, int source, int tag);
 // Adds a matched message to the calling thread's reservations.
 void reserve(const Reserved& r);
 
+// The probe's status argument (which may be MPI_STATUS_IGNORE).
+inline void copy_status(MPI_Status* to, const MPI_Status& from) {
+  if (to != MPI_STATUS_IGNORE) *to = from;
+}
+// A probe answered from the calling thread's reservations (a repeated probe): true if one
+// matches, with its status.
+bool probe_reserved(MPI_Comm comm, int source, int tag, MPI_Status* status);
+// The application's own matched probe served from the reservations: true if one matches; the
+// application then owns the message.
+bool hand_over_reserved(MPI_Comm comm, int source, int tag, MPI_Message* message, MPI_Status* status);
+// Reserves the message a probe of the calling thread matched and gives the probe its status.
+void reserve_probed(const Reserved& r, MPI_Status* status);
+
+// One report line for a probed message never received.
+void report_unreceived(std::FILE* out, const char* rank_label, MPI_Comm comm, const MPI_Status& status);
+
 // Reservations left at finalize (every thread's, and those of threads that ended): printed
 // one line each when `report`, received into scratch buffers so the MPI ends clean, counted.
 std::size_t finish_unreceived(std::FILE* out, const char* rank_label, bool report);
