@@ -1,9 +1,14 @@
-// Process-wide counters of the probe policies, printed with TSMPI_STATS=1. Relaxed atomics,
-// touched only on the paths that already do policy work, never on a pass-through.
+// Process-wide counters of the probe policies, printed with TSMPI_STATS=1. Counted only then:
+// threads share these cache lines, and a probe→receive pair would otherwise pay two contended
+// read-modify-writes.
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <string>
+
+namespace tsmpi {
+extern bool g_count_calls;  // TSMPI_STATS=1 (runtime/activation.cpp)
+}
 
 namespace tsmpi::matching {
 
@@ -21,7 +26,7 @@ struct MatchStats {
 extern MatchStats g_match_stats;
 
 inline void count(std::atomic<std::uint64_t>& c, std::uint64_t by = 1) {
-  c.fetch_add(by, std::memory_order_relaxed);
+  if (g_count_calls) c.fetch_add(by, std::memory_order_relaxed);
 }
 
 // One line for the statistics block.

@@ -129,6 +129,17 @@ inline int irecv(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Reques
 #endif
   return irecv(b.buf, static_cast<int>(b.count), b.type, source, tag, comm, r);
 }
+inline int recv(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Status* s) {
+  if (serial::enabled()) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc = irecv(b, source, tag, comm, &r);
+    return rc == MPI_SUCCESS ? wait(&r, s) : rc;
+  }
+#if MPI_VERSION >= 4
+  if (b.large) return PMPI_Recv_c(b.buf, b.count, b.type, source, tag, comm, s);
+#endif
+  return PMPI_Recv(b.buf, static_cast<int>(b.count), b.type, source, tag, comm, s);
+}
 inline int isend(const Buffer& b, int dest, int tag, MPI_Comm comm, MPI_Request* r) {
 #if MPI_VERSION >= 4
   if (b.large) return isend(b.buf, b.count, b.type, dest, tag, comm, r);

@@ -1,24 +1,32 @@
 // One list per thread of what its probes left for it (reserved messages, held lock-map entries),
-// owned by the thread and readable by MPI_Finalize. A thread that ends hands its list to the
+// owned by the thread and read by MPI_Finalize. A thread that ends hands its list to the
 // process, so nothing a probe matched is lost with it.
 #pragma once
 #include <mutex>
 #include <set>
 #include <vector>
 
+#include "runtime/config.h"
+
 namespace tsmpi::matching {
 
 template <class T>
 class PerThreadLists {
  public:
+  // Changed only by its owner thread, without a lock: a probe→receive pair changes it twice.
+  // MPI_Finalize reads every list; by then no other thread may be inside the MPI (MPI-3.1
+  // §12.4.3), so the owners are not changing them.
   struct List {
-    std::mutex mutex;  // uncontended: taken by the owner, and by MPI_Finalize
     std::vector<T> items;
   };
 
-  // The calling thread's list, registered on first use.
+  // The calling thread's list, registered on first use. The cached pointer is initial-exec TLS
+  // (one %fs-relative load); the owner object that registers and hands over at thread exit is
+  // reached only the first time.
   static List& mine() {
+    if (TSMPI_LIKELY(cached_ != nullptr)) return *cached_;
     static thread_local Owner owner;
+    cached_ = &owner.list;
     return owner.list;
   }
 
@@ -29,7 +37,6 @@ class PerThreadLists {
     std::vector<T> all = std::move(reg.orphans);
     reg.orphans.clear();
     for (List* l : reg.live) {
-      std::lock_guard<std::mutex> lg(l->mutex);
       all.insert(all.end(), l->items.begin(), l->items.end());
       l->items.clear();
     }
@@ -46,6 +53,7 @@ class PerThreadLists {
     static Registry* r = new Registry;  // never destroyed: threads may end after static destruction
     return *r;
   }
+  static constinit TSMPI_TLS List* cached_;
   struct Owner {
     List list;
     Owner() {
@@ -53,11 +61,15 @@ class PerThreadLists {
       registry().live.insert(&list);
     }
     ~Owner() {
+      cached_ = nullptr;
       std::lock_guard<std::mutex> g(registry().mutex);
       registry().live.erase(&list);
       registry().orphans.insert(registry().orphans.end(), list.items.begin(), list.items.end());
     }
   };
 };
+
+template <class T>
+constinit TSMPI_TLS typename PerThreadLists<T>::List* PerThreadLists<T>::cached_ = nullptr;
 
 }  // namespace tsmpi::matching

@@ -2,6 +2,7 @@
 
 #include <oneapi/tbb/concurrent_hash_map.h>
 
+#include "runtime/activation.h"
 #include "runtime/handles.h"
 
 namespace tsmpi::matching {
@@ -22,6 +23,8 @@ Map& table() {
 std::atomic<int> g_substitutes{0};
 
 void remember_persistent_recv(MPI_Request request, const PersistentRecv& p) {
+  // From now on MPI_Request_free must forget it, and waits may meet substitutes.
+  activate_request_completion();
   Map::accessor a;
   table().insert(a, handle_bits(request));
   a->second = Entry{p, MPI_REQUEST_NULL};

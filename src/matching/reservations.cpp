@@ -24,7 +24,6 @@ std::vector<Reserved>::iterator find_in(std::vector<Reserved>& list, MPI_Comm co
 std::optional<Reserved> find_reserved(MPI_Comm comm, int source, int tag) {
   if (!thread_has_reservations()) return std::nullopt;
   Lists::List& t = Lists::mine();
-  std::lock_guard<std::mutex> g(t.mutex);
   auto it = find_in(t.items, comm, source, tag);
   if (it == t.items.end()) return std::nullopt;
   return *it;
@@ -33,7 +32,6 @@ std::optional<Reserved> find_reserved(MPI_Comm comm, int source, int tag) {
 std::optional<Reserved> take_reserved(MPI_Comm comm, int source, int tag) {
   if (!thread_has_reservations()) return std::nullopt;
   Lists::List& t = Lists::mine();
-  std::lock_guard<std::mutex> g(t.mutex);
   auto it = find_in(t.items, comm, source, tag);
   if (it == t.items.end()) return std::nullopt;
   Reserved r = *it;
@@ -44,7 +42,6 @@ std::optional<Reserved> take_reserved(MPI_Comm comm, int source, int tag) {
 
 void reserve(const Reserved& r) {
   Lists::List& t = Lists::mine();
-  std::lock_guard<std::mutex> g(t.mutex);
   t.items.push_back(r);
   ++tl_thread.reserved;
 }

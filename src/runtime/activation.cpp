@@ -1,6 +1,8 @@
 #include "runtime/activation.h"
 
 #include "matching/probe_policy.h"
+#include <string_view>
+
 #include "runtime/function_table.h"
 
 namespace tsmpi {
@@ -10,15 +12,31 @@ bool g_count_calls = false;
 
 bool serialize_mode(const Options& o) { return o.underlying_level != UnderlyingLevel::Multiple; }
 
+namespace {
+// Functions that complete or free requests: a probe policy needs them only for persistent
+// receives (activate_request_completion).
+bool completes_requests(const FunctionInfo& f) {
+  return f.family == Family::kWait || f.family == Family::kTest || f.family == Family::kCancel ||
+         std::string_view(f.name) == "MPI_Request_free";
+}
+}  // namespace
+
 void activate(const Options& o) {
   g_count_calls = o.stats;
   for (int i = 0; i < fn::kCount; ++i) {
     // Statistics count every call; serialize mode takes every function that needs its lock;
     // a probe policy takes the receive-side families.
     bool active = o.stats || (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked) ||
-                  (matching::matching() && kFunctions[i].matched);
+                  (matching::matching() && kFunctions[i].matched && !completes_requests(kFunctions[i]));
     fn_active[i].store(active ? 1 : 0, std::memory_order_relaxed);
   }
+}
+
+void activate_request_completion() {
+  static std::atomic<bool> done{false};
+  if (done.load(std::memory_order_acquire) || done.exchange(true)) return;
+  for (int i = 0; i < fn::kCount; ++i)
+    if (kFunctions[i].matched && completes_requests(kFunctions[i])) fn_active[i].store(1, std::memory_order_release);
 }
 
 void deactivate() {

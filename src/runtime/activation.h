@@ -21,6 +21,12 @@ inline bool pass_through(fn::Id id) { return fn_active[id].load(std::memory_orde
 void activate(const Options& o);
 // Whether the options ask for serialize mode (underlying level below multiple).
 bool serialize_mode(const Options& o);
+// Probe policies: the completion functions (wait, test, cancel, MPI_Request_free,
+// MPI_Request_get_status) have work only once a persistent receive exists; they are switched
+// on then, from pass-through, so that programs without one never pay for them. Safe while other
+// threads run: a thread can only complete a request another thread made after synchronizing
+// with it, which orders this store before its load.
+void activate_request_completion();
 // Back to pass-through everywhere (after MPI_Finalize).
 void deactivate();
 // How many wrappers are active now.
