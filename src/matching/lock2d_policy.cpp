@@ -50,9 +50,17 @@ struct Held {
   LockMap2D* map;
   LockKey key;
   MPI_Status status;
+  bool released = false;
 };
 
-using HeldLists = PerThreadLists<Held>;
+// A thread that ends holding an entry gives it up: no thread can receive "its" message any more,
+// and the entry would keep every overlapping pattern out for good. The message stays in the
+// MPI; MPI_Finalize still reports the probe.
+void release_at_thread_end(Held& h) {
+  h.map->unlock(h.key);
+  h.released = true;
+}
+using HeldLists = PerThreadLists<Held, release_at_thread_end>;
 
 LockKey key_of(int source, int tag) {
   return {source == MPI_ANY_SOURCE ? kAny : source, tag == MPI_ANY_TAG ? kAny : tag};
@@ -306,8 +314,12 @@ std::size_t finish_held(std::FILE* out, const char* rank_label, bool report) {
   std::vector<Held> left = HeldLists::take_all();
   tl_thread.reserved = 0;
   for (Held& h : left) {
-    if (report) report_unreceived(out, rank_label, h.comm, h.status);
-    h.map->unlock(h.key);
+    if (report && h.released)
+      report_unreceived(out, rank_label, h.comm, h.status,
+                        "probed message not received by its thread, which ended (the message was left to others)");
+    else if (report)
+      report_unreceived(out, rank_label, h.comm, h.status);
+    if (!h.released) h.map->unlock(h.key);
   }
   count(g_match_stats.unreceived, left.size());
   return left.size();

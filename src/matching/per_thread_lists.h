@@ -10,7 +10,8 @@
 
 namespace tsmpi::matching {
 
-template <class T>
+// `on_thread_end` (optional) runs on each item of a thread that ends before it joins the orphans.
+template <class T, void (*on_thread_end)(T&) = nullptr>
 class PerThreadLists {
  public:
   // Changed only by its owner thread, without a lock: a probe→receive pair changes it twice.
@@ -64,12 +65,15 @@ class PerThreadLists {
       cached_ = nullptr;
       std::lock_guard<std::mutex> g(registry().mutex);
       registry().live.erase(&list);
+      if constexpr (on_thread_end != nullptr)
+        for (T& item : list.items) on_thread_end(item);
       registry().orphans.insert(registry().orphans.end(), list.items.begin(), list.items.end());
     }
   };
 };
 
-template <class T>
-constinit TSMPI_TLS typename PerThreadLists<T>::List* PerThreadLists<T>::cached_ = nullptr;
+template <class T, void (*on_thread_end)(T&)>
+constinit TSMPI_TLS typename PerThreadLists<T, on_thread_end>::List* PerThreadLists<T, on_thread_end>::cached_ =
+    nullptr;
 
 }  // namespace tsmpi::matching

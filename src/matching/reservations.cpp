@@ -69,13 +69,14 @@ void reserve_probed(const Reserved& r, MPI_Status* status) {
   copy_status(status, r.status);
 }
 
-void report_unreceived(std::FILE* out, const char* rank_label, MPI_Comm comm, const MPI_Status& status) {
+void report_unreceived(std::FILE* out, const char* rank_label, MPI_Comm comm, const MPI_Status& status,
+                       const char* what) {
   int bytes = 0, len = 0;
   char name[MPI_MAX_OBJECT_NAME] = "";
   PMPI_Get_count(&status, MPI_BYTE, &bytes);
   PMPI_Comm_get_name(comm, name, &len);
-  std::fprintf(out, "tsmpi: rank %s: probed message never received: communicator %s, source %d, tag %d, %d bytes\n",
-               rank_label, len ? name : "(unnamed)", status.MPI_SOURCE, status.MPI_TAG, bytes);
+  std::fprintf(out, "tsmpi: rank %s: %s: communicator %s, source %d, tag %d, %d bytes\n", rank_label, what,
+               len ? name : "(unnamed)", status.MPI_SOURCE, status.MPI_TAG, bytes);
 }
 
 std::size_t finish_unreceived(std::FILE* out, const char* rank_label, bool report) {

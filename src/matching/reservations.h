@@ -47,8 +47,9 @@ bool hand_over_reserved(MPI_Comm comm, int source, int tag, MPI_Message* message
 // Reserves the message a probe of the calling thread matched and gives the probe its status.
 void reserve_probed(const Reserved& r, MPI_Status* status);
 
-// One report line for a probed message never received.
-void report_unreceived(std::FILE* out, const char* rank_label, MPI_Comm comm, const MPI_Status& status);
+// One report line for a probed message never received (by default) or for `what` happened to it.
+void report_unreceived(std::FILE* out, const char* rank_label, MPI_Comm comm, const MPI_Status& status,
+                       const char* what = "probed message never received");
 
 // Reservations left at finalize (every thread's, and those of threads that ended): printed
 // one line each when `report`, received into scratch buffers so the MPI ends clean, counted.
