@@ -27,6 +27,8 @@ namespace tsmpi::matching {
 // Handlers also run in serialize mode without a policy, for the receives from MPI_PROC_NULL
 // below; everything else then goes straight to the original call.
 inline bool policy_on() { return g_policy != Policy::kOff; }
+// Under mprobe, a thread without reservations receives exactly as without a policy.
+inline bool receives_as_without_policy() { return g_policy == Policy::kMprobe && !thread_has_reservations(); }
 
 // A receive from MPI_PROC_NULL: serialize mode carries MPI_Recv out as MPI_Irecv + MPI_Test, and
 // MPICH 4.0's MPI_Irecv from MPI_PROC_NULL reports source 0, tag 0. The status is the one MPI
@@ -70,13 +72,13 @@ int Improbe(O&& o, int source, int tag, MPI_Comm comm, int* flag, MPI_Message* m
 template <class O, class Count>
 int Recv(O&& o, void* buf, Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (source == MPI_PROC_NULL) return from_proc_null(o(), status);
-  if (!policy_on()) return o();
+  if (!policy_on() || receives_as_without_policy()) return o();
   OriginalCall original(o);
   TSMPI_POLICY_CALL(recv(buffer(buf, count, type), source, tag, comm, status, original))
 }
 template <class O, class Count>
 int Irecv(O&& o, void* buf, Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
-  if (!policy_on()) return o();
+  if (!policy_on() || receives_as_without_policy()) return o();
   if (source == MPI_PROC_NULL) return o();
   OriginalCall original(o);
   TSMPI_POLICY_CALL(irecv(buffer(buf, count, type), source, tag, comm, request, original))

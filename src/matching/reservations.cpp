@@ -21,16 +21,14 @@ std::vector<Reserved>::iterator find_in(std::vector<Reserved>& list, MPI_Comm co
 
 }  // namespace
 
-std::optional<Reserved> find_reserved(MPI_Comm comm, int source, int tag) {
-  if (!thread_has_reservations()) return std::nullopt;
+std::optional<Reserved> find_reserved_slow(MPI_Comm comm, int source, int tag) {
   Lists::List& t = Lists::mine();
   auto it = find_in(t.items, comm, source, tag);
   if (it == t.items.end()) return std::nullopt;
   return *it;
 }
 
-std::optional<Reserved> take_reserved(MPI_Comm comm, int source, int tag) {
-  if (!thread_has_reservations()) return std::nullopt;
+std::optional<Reserved> take_reserved_slow(MPI_Comm comm, int source, int tag) {
   Lists::List& t = Lists::mine();
   auto it = find_in(t.items, comm, source, tag);
   if (it == t.items.end()) return std::nullopt;
@@ -46,16 +44,16 @@ void reserve(const Reserved& r) {
   ++tl_thread.reserved;
 }
 
-bool probe_reserved(MPI_Comm comm, int source, int tag, MPI_Status* status) {
-  auto r = find_reserved(comm, source, tag);
+bool probe_reserved_slow(MPI_Comm comm, int source, int tag, MPI_Status* status) {
+  auto r = find_reserved_slow(comm, source, tag);
   if (!r) return false;
   count(g_match_stats.reprobes);
   copy_status(status, r->status);
   return true;
 }
 
-bool hand_over_reserved(MPI_Comm comm, int source, int tag, MPI_Message* message, MPI_Status* status) {
-  auto r = take_reserved(comm, source, tag);
+bool hand_over_reserved_slow(MPI_Comm comm, int source, int tag, MPI_Message* message, MPI_Status* status) {
+  auto r = take_reserved_slow(comm, source, tag);
   if (!r) return false;
   count(g_match_stats.taken);
   *message = r->message;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "runtime/config.h"
 #include "runtime/thread_state.h"
 
 namespace tsmpi::matching {
@@ -28,9 +29,17 @@ inline bool envelope_matches(const MPI_Status& s, int source, int tag) {
 inline bool thread_has_reservations() { return tl_thread.reserved != 0; }
 
 // The calling thread's earliest reservation on `comm` matching (source, tag), copied; nullopt if none.
-std::optional<Reserved> find_reserved(MPI_Comm comm, int source, int tag);
+std::optional<Reserved> find_reserved_slow(MPI_Comm comm, int source, int tag);
+inline std::optional<Reserved> find_reserved(MPI_Comm comm, int source, int tag) {
+  if (TSMPI_LIKELY(!thread_has_reservations())) return std::nullopt;
+  return find_reserved_slow(comm, source, tag);
+}
 // As find_reserved, and removes it: the caller now owns the message.
-std::optional<Reserved> take_reserved(MPI_Comm comm, int source, int tag);
+std::optional<Reserved> take_reserved_slow(MPI_Comm comm, int source, int tag);
+inline std::optional<Reserved> take_reserved(MPI_Comm comm, int source, int tag) {
+  if (TSMPI_LIKELY(!thread_has_reservations())) return std::nullopt;
+  return take_reserved_slow(comm, source, tag);
+}
 // Adds a matched message to the calling thread's reservations.
 void reserve(const Reserved& r);
 
@@ -40,10 +49,16 @@ inline void copy_status(MPI_Status* to, const MPI_Status& from) {
 }
 // A probe answered from the calling thread's reservations (a repeated probe): true if one
 // matches, with its status.
-bool probe_reserved(MPI_Comm comm, int source, int tag, MPI_Status* status);
+bool probe_reserved_slow(MPI_Comm comm, int source, int tag, MPI_Status* status);
+inline bool probe_reserved(MPI_Comm comm, int source, int tag, MPI_Status* status) {
+  return thread_has_reservations() && probe_reserved_slow(comm, source, tag, status);
+}
 // The application's own matched probe served from the reservations: true if one matches; the
 // application then owns the message.
-bool hand_over_reserved(MPI_Comm comm, int source, int tag, MPI_Message* message, MPI_Status* status);
+bool hand_over_reserved_slow(MPI_Comm comm, int source, int tag, MPI_Message* message, MPI_Status* status);
+inline bool hand_over_reserved(MPI_Comm comm, int source, int tag, MPI_Message* message, MPI_Status* status) {
+  return thread_has_reservations() && hand_over_reserved_slow(comm, source, tag, message, status);
+}
 // Reserves the message a probe of the calling thread matched and gives the probe its status.
 void reserve_probed(const Reserved& r, MPI_Status* status);
 
