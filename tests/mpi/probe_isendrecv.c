@@ -10,6 +10,7 @@
 enum { kThreads = 4, kInts = 64 };
 static int rank, peer, rounds = 300, check_status;
 
+#if MPI_VERSION >= 4
 static void* exchange(void* arg) {
   int t = *(int*)arg;
   for (int r = 0; r < rounds; ++r) {
@@ -49,6 +50,7 @@ static void* exchange(void* arg) {
   }
   return NULL;
 }
+#endif
 
 int main(int argc, char** argv) {
   test_init_pair(&argc, &argv, "probe_isendrecv", &rank, &peer);
