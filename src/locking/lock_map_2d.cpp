@@ -39,69 +39,49 @@ bool overlaps(LockKey a, LockKey b) {
   return src && tag;
 }
 
-LockMap2D::Line& LockMap2D::line(LineMap& m, int key) {
+template <class Map, class Key>
+typename Map::mapped_type& LockMap2D::entry(Map& m, Key key) {
   auto it = m.find(key);
   if (it == m.end())  // lost races just return the winner's entry
     it = m.emplace(std::piecewise_construct, std::forward_as_tuple(key), std::tuple<>()).first;
   return it->second;
 }
 
-std::atomic<int>& LockMap2D::point(PointMap& m, LockKey k) {
-  const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(k.source)} << 32) |
-                            static_cast<std::uint32_t>(k.tag);
-  auto it = m.find(key);
-  if (it == m.end())
-    it = m.emplace(std::piecewise_construct, std::forward_as_tuple(key), std::tuple<>()).first;
-  return it->second;
-}
-
 bool LockMap2D::lock_point(LockKey k) {
-  auto& p = point(points_, k);
+  auto& p = point(k);
   int expected = 0;
   if (!p.compare_exchange_strong(expected, 1)) return false;
-  auto& row = line(rows_, k.source);
-  auto& col = line(cols_, k.tag);
-  row.usage.fetch_add(1);
-  col.usage.fetch_add(1);
+  auto& r = row(k.source);
+  auto& c = col(k.tag);
+  r.usage.fetch_add(1);
+  c.usage.fetch_add(1);
   matrix_usage_.fetch_add(1);
-  if (matrix_held_.load() || row.held.load() || col.held.load()) {
+  if (matrix_held_.load() || r.held.load() || c.held.load()) {
     matrix_usage_.fetch_sub(1);
-    col.usage.fetch_sub(1);
-    row.usage.fetch_sub(1);
+    c.usage.fetch_sub(1);
+    r.usage.fetch_sub(1);
     p.store(0);
     return false;
   }
   return true;
 }
 
-bool LockMap2D::lock_row(int s) {
-  auto& row = line(rows_, s);
+bool LockMap2D::lock_line(Line& line, std::atomic<int>& held_here, const std::atomic<int>& crossing) {
   int expected = 0;
-  if (!row.held.compare_exchange_strong(expected, 1)) return false;
-  held_rows_.fetch_add(1);
+  if (!line.held.compare_exchange_strong(expected, 1)) return false;
+  held_here.fetch_add(1);
   matrix_usage_.fetch_add(1);
-  if (matrix_held_.load() || row.usage.load() > 0 || held_cols_.load() > 0) {
-    matrix_usage_.fetch_sub(1);
-    held_rows_.fetch_sub(1);
-    row.held.store(0);
+  if (matrix_held_.load() || line.usage.load() > 0 || crossing.load() > 0) {
+    unlock_line(line, held_here);
     return false;
   }
   return true;
 }
 
-bool LockMap2D::lock_col(int t) {
-  auto& col = line(cols_, t);
-  int expected = 0;
-  if (!col.held.compare_exchange_strong(expected, 1)) return false;
-  held_cols_.fetch_add(1);
-  matrix_usage_.fetch_add(1);
-  if (matrix_held_.load() || col.usage.load() > 0 || held_rows_.load() > 0) {
-    matrix_usage_.fetch_sub(1);
-    held_cols_.fetch_sub(1);
-    col.held.store(0);
-    return false;
-  }
-  return true;
+void LockMap2D::unlock_line(Line& line, std::atomic<int>& held_here) {
+  matrix_usage_.fetch_sub(1);
+  held_here.fetch_sub(1);
+  line.held.store(0);
 }
 
 bool LockMap2D::lock_matrix() {
@@ -118,8 +98,8 @@ bool LockMap2D::try_lock(LockKey k) {
   bool ok = false;
   switch (pattern_class(k)) {
     case PatternClass::kDirected: ok = lock_point(k); break;
-    case PatternClass::kAnyTag: ok = lock_row(k.source); break;
-    case PatternClass::kAnySource: ok = lock_col(k.tag); break;
+    case PatternClass::kAnyTag: ok = lock_line(row(k.source), held_rows_, held_cols_); break;
+    case PatternClass::kAnySource: ok = lock_line(col(k.tag), held_cols_, held_rows_); break;
     case PatternClass::kAnyBoth: ok = lock_matrix(); break;
   }
   if (ok) held_.fetch_add(1);
@@ -131,30 +111,22 @@ void LockMap2D::unlock(LockKey k) {
   // Entries exist already (created by the try_lock that acquired k), so these are plain finds.
   switch (pattern_class(k)) {
     case PatternClass::kDirected: {
-      auto& p = point(points_, k);
+      auto& p = point(k);
       assert(p.load() == 1);
-      line(rows_, k.source).usage.fetch_sub(1);
-      line(cols_, k.tag).usage.fetch_sub(1);
+      row(k.source).usage.fetch_sub(1);
+      col(k.tag).usage.fetch_sub(1);
       matrix_usage_.fetch_sub(1);
       p.store(0);
       break;
     }
-    case PatternClass::kAnyTag: {
-      auto& row = line(rows_, k.source);
-      assert(row.held.load() == 1);
-      matrix_usage_.fetch_sub(1);
-      held_rows_.fetch_sub(1);
-      row.held.store(0);
+    case PatternClass::kAnyTag:
+      assert(row(k.source).held.load() == 1);
+      unlock_line(row(k.source), held_rows_);
       break;
-    }
-    case PatternClass::kAnySource: {
-      auto& col = line(cols_, k.tag);
-      assert(col.held.load() == 1);
-      matrix_usage_.fetch_sub(1);
-      held_cols_.fetch_sub(1);
-      col.held.store(0);
+    case PatternClass::kAnySource:
+      assert(col(k.tag).held.load() == 1);
+      unlock_line(col(k.tag), held_cols_);
       break;
-    }
     case PatternClass::kAnyBoth:
       assert(matrix_held_.load() == 1);
       matrix_held_.store(0);

@@ -1,13 +1,16 @@
 // Sparse 2-D (source, tag) lock map of one communicator (seed 001 §2.1, Listing 1.2): point locks
 // (s,t), row locks (s,*), column locks (*,t) and one matrix lock (*,*), with usage counts so that a
-// wildcard lock excludes every point it covers. Non-blocking: callers either keep a key while they
-// wait in MPI ("blocking") or retry with Iprobe (Listing 1.5, "polling"), see polling().
+// wildcard lock excludes every point it covers. Non-blocking: callers either keep a key between
+// their Iprobe attempts ("blocking") or release it after each (Listing 1.5, "polling"), see
+// polling().
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <cstddef>
 
 #include <oneapi/tbb/concurrent_unordered_map.h>
+
+#include "runtime/source_tag_key.h"
 
 namespace tsmpi::locking {
 
@@ -66,27 +69,22 @@ class LockMap2D {
     std::atomic<int> held{0};   // 0/1: the line lock itself
     std::atomic<int> usage{0};  // held (or being acquired) points in this line
   };
-  // std::hash<int/uint64_t> is the identity in libstdc++, and TBB picks buckets from the low
-  // bits: points (s,t) with one tag would all share a bucket. Mix the bits first.
-  struct Mix {
-    std::size_t operator()(std::uint64_t x) const noexcept {
-      x ^= x >> 30;
-      x *= 0xbf58476d1ce4e5b9ULL;
-      x ^= x >> 27;
-      x *= 0x94d049bb133111ebULL;
-      x ^= x >> 31;
-      return static_cast<std::size_t>(x);
-    }
-  };
-  using LineMap = tbb::concurrent_unordered_map<int, Line, Mix>;
-  using PointMap = tbb::concurrent_unordered_map<std::uint64_t, std::atomic<int>, Mix>;
+  // Hashes mixed: TBB picks buckets from the low bits (runtime/source_tag_key.h).
+  using LineMap = tbb::concurrent_unordered_map<int, Line, MixedHash>;
+  using PointMap = tbb::concurrent_unordered_map<std::uint64_t, std::atomic<int>, MixedHash>;
 
-  static Line& line(LineMap& m, int key);
-  static std::atomic<int>& point(PointMap& m, LockKey k);
+  // The map's entry for `key`, made on first use.
+  template <class Map, class Key>
+  static typename Map::mapped_type& entry(Map& m, Key key);
+  Line& row(int s) { return entry(rows_, s); }
+  Line& col(int t) { return entry(cols_, t); }
+  std::atomic<int>& point(LockKey k) { return entry(points_, source_tag_key(k.source, k.tag)); }
 
   bool lock_point(LockKey k);
-  bool lock_row(int s);
-  bool lock_col(int t);
+  // A row (s,*) or a column (*,t): `crossing` counts the held locks of the other direction,
+  // which always overlap it.
+  bool lock_line(Line& line, std::atomic<int>& held_here, const std::atomic<int>& crossing);
+  void unlock_line(Line& line, std::atomic<int>& held_here);
   bool lock_matrix();
 
   // Entries are created on first use and never erased (erase is not concurrency-safe), so

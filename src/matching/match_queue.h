@@ -35,6 +35,8 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/source_tag_key.h"
+
 namespace tsmpi::matching {
 
 // Wildcard source or tag. Callers translate MPI_ANY_SOURCE / MPI_ANY_TAG to it; real sources and
@@ -73,21 +75,7 @@ inline constexpr Pattern pattern_of(int kind, Envelope e) noexcept {
   return Pattern{(kind & kAnySource) ? kAny : e.source, (kind & kAnyTag) ? kAny : e.tag};
 }
 
-inline constexpr std::uint64_t key_of(Pattern p) noexcept {
-  return (std::uint64_t{static_cast<std::uint32_t>(p.source)} << 32) |
-         static_cast<std::uint32_t>(p.tag);
-}
-
-struct KeyHash {
-  std::size_t operator()(std::uint64_t k) const noexcept {  // murmur3 finalizer
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ULL;
-    k ^= k >> 33;
-    return static_cast<std::size_t>(k);
-  }
-};
+inline constexpr std::uint64_t key_of(Pattern p) noexcept { return source_tag_key(p.source, p.tag); }
 
 // Key -> list head. Holds only non-empty lists: callers erase() a list when it becomes empty.
 // Erased map nodes are kept (up to kMaxSpare) and reused, so creating a list does not allocate
@@ -95,7 +83,7 @@ struct KeyHash {
 // never moves its elements, not even on rehash).
 template <class List>
 class ListMap {
-  using Map = std::unordered_map<std::uint64_t, List, KeyHash>;
+  using Map = std::unordered_map<std::uint64_t, List, MixedHash>;
 
  public:
   static constexpr std::size_t kMaxSpare = 256;
