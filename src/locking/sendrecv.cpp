@@ -2,8 +2,9 @@
 // receive and a send started under the lock and completed in short locked steps, never
 // holding the lock while the peer is awaited. Open MPI 4.1 has no MPI_Isendrecv, and MPICH
 // 4.0.2's reports a stale count in its status.
-#include <vector>
+#include <type_traits>
 
+#include "locking/packed_copy.h"
 #include "locking/serialize.h"
 
 namespace tsmpi::serial {
@@ -37,18 +38,29 @@ int sendrecv(Irecv&& irecv, Isend&& isend, MPI_Status* status) {
 }
 
 // The outgoing data is packed into a private buffer first, so the receive may overwrite buf.
-// pack(std::vector<char>&, Count* bytes) packs the send data; Count is int, or MPI_Count for
-// the large-count _c variants of MPI-4.
-template <class Count, class Pack, class Irecv, class Isend>
-int sendrecv_replace(int dest, Pack&& pack, Irecv&& irecv, Isend&& isend, MPI_Status* status) {
-  std::vector<char> packed;
-  Count bytes = 0;
+template <class Count>
+int sendrecv_replace(void* buf, Count count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                     MPI_Comm comm, MPI_Status* status) {
+  PackedCopy packed;
   if (dest != MPI_PROC_NULL) {
     Guard g;
-    int rc = pack(packed, &bytes);
-    if (rc != MPI_SUCCESS) return rc;
+    packed = pack_copy(buf, count, type, comm);
+    if (packed.rc != MPI_SUCCESS) return packed.rc;
   }
-  return sendrecv(irecv, [&](MPI_Request* r) { return isend(packed.data(), bytes, r); }, status);
+#if MPI_VERSION >= 4
+  if constexpr (!std::is_same_v<Count, int>)
+    return sendrecv(
+        [&](MPI_Request* r) { return PMPI_Irecv_c(buf, count, type, source, recvtag, comm, r); },
+        [&](MPI_Request* r) { return PMPI_Isend_c(packed.bytes.data(), packed.size, MPI_PACKED, dest, sendtag, comm, r); },
+        status);
+  else
+#endif
+    return sendrecv(
+      [&](MPI_Request* r) { return PMPI_Irecv(buf, count, type, source, recvtag, comm, r); },
+      [&](MPI_Request* r) {
+        return PMPI_Isend(packed.bytes.data(), static_cast<int>(packed.size), MPI_PACKED, dest, sendtag, comm, r);
+      },
+      status);
 }
 
 }  // namespace
@@ -63,21 +75,7 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
 
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                          int recvtag, MPI_Comm comm, MPI_Status* status) {
-  return sendrecv_replace<int>(
-      dest,
-      [&](std::vector<char>& packed, int* bytes) {
-        int size = 0;
-        int rc = PMPI_Pack_size(count, datatype, comm, &size);
-        if (rc != MPI_SUCCESS) return rc;
-        packed.resize(static_cast<size_t>(size) + 1);
-        *bytes = 0;
-        return PMPI_Pack(buf, count, datatype, packed.data(), size, bytes, comm);
-      },
-      [&](MPI_Request* r) { return PMPI_Irecv(buf, count, datatype, source, recvtag, comm, r); },
-      [&](void* data, int bytes, MPI_Request* r) {
-        return PMPI_Isend(data, bytes, MPI_PACKED, dest, sendtag, comm, r);
-      },
-      status);
+  return sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
 #if MPI_VERSION >= 4
@@ -91,21 +89,7 @@ int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 
 int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
                            int recvtag, MPI_Comm comm, MPI_Status* status) {
-  return sendrecv_replace<MPI_Count>(
-      dest,
-      [&](std::vector<char>& packed, MPI_Count* bytes) {
-        MPI_Count size = 0;
-        int rc = PMPI_Pack_size_c(count, datatype, comm, &size);
-        if (rc != MPI_SUCCESS) return rc;
-        packed.resize(static_cast<size_t>(size) + 1);
-        *bytes = 0;
-        return PMPI_Pack_c(buf, count, datatype, packed.data(), size, bytes, comm);
-      },
-      [&](MPI_Request* r) { return PMPI_Irecv_c(buf, count, datatype, source, recvtag, comm, r); },
-      [&](void* data, MPI_Count bytes, MPI_Request* r) {
-        return PMPI_Isend_c(data, bytes, MPI_PACKED, dest, sendtag, comm, r);
-      },
-      status);
+  return sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 #endif
 

@@ -58,12 +58,6 @@ class CommTable {
     for (auto& [bits, state] : map_) f(*state);
   }
 
-  void clear() {
-    map_.clear();
-    std::lock_guard<std::mutex> g(retired_mutex_);
-    retired_.clear();
-  }
-
  private:
   using Map = tbb::concurrent_hash_map<std::uintptr_t, std::unique_ptr<State>>;
   struct Cache {

@@ -6,9 +6,11 @@
 #pragma once
 #include <mpi.h>
 
-#include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
+#include "locking/packed_copy.h"
 #include "matching/match_stats.h"
 #include "matching/mpi_calls.h"
 #include "matching/persistent_recv.h"
@@ -112,36 +114,13 @@ int Sendrecv(O&& o, const void* sendbuf, Count sendcount, MPI_Datatype sendtype,
                              buffer(recvbuf, recvcount, recvtype), source, recvtag, comm, status))
 }
 
-// Sendrecv_replace sends a packed copy, so the receive may land in the buffer at any time.
-struct PackedCopy {
-  std::unique_ptr<std::vector<char>> bytes;
-  Buffer buffer;
-  int rc = MPI_SUCCESS;
-};
+// A packed copy of what a send-receive-replace sends, made under serialize mode's lock; none to
+// MPI_PROC_NULL.
 template <class Count>
-PackedCopy pack_copy(const void* buf, Count count, MPI_Datatype type, MPI_Comm comm) {
-  PackedCopy p;
-  p.bytes = std::make_unique<std::vector<char>>();
-#if MPI_VERSION >= 4
-  if constexpr (!std::is_same_v<Count, int>) {
-    MPI_Count size = 0, position = 0;
-    p.rc = mpi::locked([&] { return PMPI_Pack_size_c(count, type, comm, &size); });
-    if (p.rc != MPI_SUCCESS) return p;
-    p.bytes->resize(size > 0 ? size : 1);
-    p.rc = mpi::locked([&] { return PMPI_Pack_c(buf, count, type, p.bytes->data(), size, &position, comm); });
-    p.buffer = mpi::buffer(p.bytes->data(), position, MPI_PACKED);
-    return p;
-  }
-#endif
-  int size = 0, position = 0;
-  p.rc = mpi::locked([&] { return PMPI_Pack_size(static_cast<int>(count), type, comm, &size); });
-  if (p.rc != MPI_SUCCESS) return p;
-  p.bytes->resize(size > 0 ? size : 1);
-  p.rc = mpi::locked([&] {
-    return PMPI_Pack(buf, static_cast<int>(count), type, p.bytes->data(), size, &position, comm);
-  });
-  p.buffer = mpi::buffer(p.bytes->data(), position, MPI_PACKED);
-  return p;
+PackedCopy packed_send(const void* buf, Count count, MPI_Datatype type, int dest, MPI_Comm comm) {
+  PackedCopy copy;
+  if (dest != MPI_PROC_NULL) mpi::locked([&] { return (copy = pack_copy(buf, count, type, comm)).rc; });
+  return copy;
 }
 
 template <class O, class Count>
@@ -149,69 +128,62 @@ int Sendrecv_replace(O&& o, void* buf, Count count, MPI_Datatype type, int dest,
                      int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (source == MPI_PROC_NULL) return from_proc_null(o(), status);
   if (!policy_on() || !policy_takes_receive(comm, source, recvtag)) return o();
-  PackedCopy copy = dest == MPI_PROC_NULL ? PackedCopy{} : pack_copy(buf, count, type, comm);
+  // The packed copy is sent, so the receive may land in the buffer at any time.
+  PackedCopy copy = packed_send(buf, count, type, dest, comm);
   if (copy.rc != MPI_SUCCESS) return copy.rc;
-  Buffer recv = buffer(buf, count, type);
-  TSMPI_POLICY_CALL(sendrecv(copy.buffer, dest, sendtag, recv, source, recvtag, comm, status))
+  Buffer send = buffer(copy.bytes.data(), static_cast<Count>(copy.size), MPI_PACKED);
+  TSMPI_POLICY_CALL(sendrecv(send, dest, sendtag, buffer(buf, count, type), source, recvtag, comm, status))
 }
 
 template <class O, class Count>
 int Isendrecv(O&& o, const void* sendbuf, Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
               void* recvbuf, Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
               MPI_Request* request) {
-  if (!policy_on()) return o();
-  if (source == MPI_PROC_NULL) return o();
+  if (!policy_on() || source == MPI_PROC_NULL) return o();
   OriginalCall original(o);
   TSMPI_POLICY_CALL(isendrecv(buffer(sendbuf, sendcount, sendtype), dest, sendtag, buffer(recvbuf, recvcount, recvtype),
-                              source, recvtag, comm, request, nullptr, original))
+                              source, recvtag, comm, request, {}, original))
 }
 template <class O, class Count>
 int Isendrecv_replace(O&& o, void* buf, Count count, MPI_Datatype type, int dest, int sendtag, int source,
                       int recvtag, MPI_Comm comm, MPI_Request* request) {
-  if (!policy_on()) return o();
-  if (source == MPI_PROC_NULL || g_policy != Policy::kHelper) {
-    // Only the receive half's envelope matters to the other policies: no buffers are passed.
-    OriginalCall original(o);
-    TSMPI_POLICY_CALL(isendrecv(Buffer{}, dest, sendtag, Buffer{}, source, recvtag, comm, request, nullptr, original))
-  }
-  PackedCopy copy = dest == MPI_PROC_NULL ? PackedCopy{} : pack_copy(buf, count, type, comm);
-  if (copy.rc != MPI_SUCCESS) return copy.rc;
+  if (!policy_on() || source == MPI_PROC_NULL) return o();
   OriginalCall original(o);
-  Buffer send = copy.buffer;
-  void* owned = copy.bytes.release();  // the helper frees it when the send has completed
-  return helper_policy::isendrecv(send, dest, sendtag, buffer(buf, count, type), source, recvtag, comm, request,
-                                  owned, original);
+  Buffer in_place = buffer(buf, count, type);
+  if (g_policy != Policy::kHelper) {  // the others let the MPI carry it out (original)
+    TSMPI_POLICY_CALL(isendrecv(in_place, dest, sendtag, in_place, source, recvtag, comm, request, {}, original))
+  }
+  // The helper carries it out itself: it sends a packed copy, which it keeps until the send is done.
+  PackedCopy copy = packed_send(buf, count, type, dest, comm);
+  if (copy.rc != MPI_SUCCESS) return copy.rc;
+  Buffer send = buffer(copy.bytes.data(), static_cast<Count>(copy.size), MPI_PACKED);
+  return helper_policy::isendrecv(send, dest, sendtag, in_place, source, recvtag, comm, request, std::move(copy.bytes),
+                                  original);
 }
 
 // ---- persistent requests -------------------------------------------------------------------
+// Under mprobe a thread without reservations starts persistent receives as the MPI would.
+inline bool starts_as_without_policy() { return !policy_on() || receives_as_without_policy(); }
+
+inline int policy_start(MPI_Request* request, const PersistentRecv& p, const OriginalCall& original) {
+  TSMPI_POLICY_CALL(start(request, p, original))
+}
+
 template <class O>
 int Start(O&& o, MPI_Request* request) {
-  if (!policy_on()) return o();
-  if (g_policy == Policy::kMprobe && !thread_has_reservations()) return o();
+  if (starts_as_without_policy()) return o();
   std::optional<PersistentRecv> p = persistent_recv_of(*request);
   if (!p) return o();
-  OriginalCall original(o);
-  TSMPI_POLICY_CALL(start(request, *p, original))
+  return policy_start(request, *p, OriginalCall(o));
 }
 template <class O>
 int Startall(O&& o, int count, MPI_Request* requests) {
-  if (!policy_on()) return o();
-  if (g_policy == Policy::kMprobe && !thread_has_reservations()) return o();
+  if (starts_as_without_policy()) return o();
   // MPI_Startall is MPI_Start on each request in turn.
   for (int i = 0; i < count; ++i) {
+    auto one = [&] { return mpi::start(&requests[i]); };
     std::optional<PersistentRecv> p = persistent_recv_of(requests[i]);
-    int rc;
-    if (!p) {
-      rc = mpi::start(&requests[i]);
-    } else {
-      auto one = [&] { return mpi::start(&requests[i]); };
-      OriginalCall original(one);
-      switch (g_policy) {
-        case Policy::kMprobe: rc = mprobe_policy::start(&requests[i], *p, original); break;
-        case Policy::kLock2d: rc = lock2d_policy::start(&requests[i], *p, original); break;
-        default: rc = helper_policy::start(&requests[i], *p, original); break;
-      }
-    }
+    int rc = p ? policy_start(&requests[i], *p, OriginalCall(one)) : one();
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
@@ -223,51 +195,14 @@ int Request_free(O&& o, MPI_Request* request) {
   if (substitute != MPI_REQUEST_NULL) mpi::request_free(&substitute);  // completes on its own
   return o();
 }
-template <class O>
-int Cancel(O&& o, MPI_Request* request) {
-  if (!policy_on()) return o();
-  if (!any_substitutes()) return o();
-  MPI_Request s = substitute_of(*request);
-  if (s == *request) return o();
-  return mpi::cancel(&s);
-}
 
 // ---- completion: look through to substitutes -----------------------------------------------
-template <class O>
-int Wait(O&& o, MPI_Request* request, MPI_Status* status) {
-  if (!policy_on()) return o();
-  if (!any_substitutes()) return o();
-  MPI_Request s = substitute_of(*request);
-  if (s == *request) return o();
-  int rc = mpi::wait(&s, status);
-  if (s == MPI_REQUEST_NULL) substitute_completed(*request);
-  return rc;
-}
-template <class O>
-int Test(O&& o, MPI_Request* request, int* flag, MPI_Status* status) {
-  if (!policy_on()) return o();
-  if (!any_substitutes()) return o();
-  MPI_Request s = substitute_of(*request);
-  if (s == *request) return o();
-  int rc = mpi::test(&s, flag, status);
-  if (s == MPI_REQUEST_NULL) substitute_completed(*request);
-  return rc;
-}
-template <class O>
-int Request_get_status(O&& o, MPI_Request request, int* flag, MPI_Status* status) {
-  if (!policy_on()) return o();
-  if (!any_substitutes()) return o();
-  MPI_Request s = substitute_of(request);
-  if (s == request) return o();
-  return mpi::request_get_status(s, flag, status);
-}
-
 // Runs `call` on a copy of the array in which started persistent receives are replaced by their
 // substitutes; copies back what the MPI wrote for the other requests, while a persistent
-// request keeps its handle (it becomes inactive when its substitute completes).
+// request keeps its handle (it becomes inactive when its substitute completes). Without any
+// substitute in flight (always, without a policy), the original call.
 template <class O, class Call>
 int through_substitutes(O&& o, int n, MPI_Request* requests, Call&& call) {
-  if (!policy_on()) return o();
   if (!any_substitutes()) return o();
   std::vector<MPI_Request> copy(requests, requests + n);
   std::vector<unsigned char> substituted(n, 0);
@@ -284,6 +219,22 @@ int through_substitutes(O&& o, int n, MPI_Request* requests, Call&& call) {
     else if (copy[i] == MPI_REQUEST_NULL) substitute_completed(requests[i]);
   }
   return rc;
+}
+template <class O>
+int Cancel(O&& o, MPI_Request* request) {
+  return through_substitutes(o, 1, request, [&](MPI_Request* r) { return mpi::cancel(r); });
+}
+template <class O>
+int Wait(O&& o, MPI_Request* request, MPI_Status* status) {
+  return through_substitutes(o, 1, request, [&](MPI_Request* r) { return mpi::wait(r, status); });
+}
+template <class O>
+int Test(O&& o, MPI_Request* request, int* flag, MPI_Status* status) {
+  return through_substitutes(o, 1, request, [&](MPI_Request* r) { return mpi::test(r, flag, status); });
+}
+template <class O>
+int Request_get_status(O&& o, MPI_Request request, int* flag, MPI_Status* status) {
+  return through_substitutes(o, 1, &request, [&](MPI_Request* r) { return mpi::request_get_status(*r, flag, status); });
 }
 template <class O>
 int Waitall(O&& o, int n, MPI_Request* requests, MPI_Status* statuses) {

@@ -56,7 +56,7 @@ struct Operation {
   MPI_Count bytes = 0;
   int error = MPI_SUCCESS;
   bool cancelled = false;
-  std::unique_ptr<std::vector<char>> owned_send;  // packed copy of MPI_Isendrecv_replace
+  std::vector<char> owned_send;  // packed copy of MPI_Isendrecv_replace, until the send is done
   Waiter waiter;
 };
 struct CommState {
@@ -274,7 +274,7 @@ int cancel_op(void* extra, int complete) {
 // Starts a nonblocking receive into `b` completed through a generalized request (returned in
 // *request). `parts` is 2 when a send belongs to the same request.
 int start_receive(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Request* request, int parts,
-                  std::unique_ptr<std::vector<char>> owned_send, Operation** made) {
+                  std::vector<char> owned_send, Operation** made) {
   auto* op = new Operation;
   op->parts_left.store(parts, std::memory_order_relaxed);
   op->owned_send = std::move(owned_send);
@@ -432,7 +432,7 @@ int recv(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Status* status
 }
 
 int irecv(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Request* request, const OriginalCall&) {
-  return start_receive(b, source, tag, comm, request, 1, nullptr, nullptr);
+  return start_receive(b, source, tag, comm, request, 1, {}, nullptr);
 }
 
 bool takes_receive(MPI_Comm, int, int) { return true; }
@@ -448,13 +448,12 @@ int sendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int 
 }
 
 int isendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int source, int recvtag, MPI_Comm comm,
-              MPI_Request* request, void* owned_send, const OriginalCall&) {
-  std::unique_ptr<std::vector<char>> owned(static_cast<std::vector<char>*>(owned_send));
+              MPI_Request* request, std::vector<char> owned_send, const OriginalCall&) {
   MPI_Request sreq = MPI_REQUEST_NULL;
   int rc = mpi::isend(send, dest, sendtag, comm, &sreq);
   if (rc != MPI_SUCCESS) return rc;
   Operation* op = nullptr;
-  rc = start_receive(recv, source, recvtag, comm, request, 2, std::move(owned), &op);
+  rc = start_receive(recv, source, recvtag, comm, request, 2, std::move(owned_send), &op);
   if (rc != MPI_SUCCESS) {
     mpi::wait(&sreq, MPI_STATUS_IGNORE);
     return rc;
@@ -465,7 +464,7 @@ int isendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int
 
 int start(MPI_Request* request, const PersistentRecv& p, const OriginalCall&) {
   MPI_Request substitute = MPI_REQUEST_NULL;
-  int rc = start_receive(p.buffer, p.source, p.tag, p.comm, &substitute, 1, nullptr, nullptr);
+  int rc = start_receive(p.buffer, p.source, p.tag, p.comm, &substitute, 1, {}, nullptr);
   if (rc == MPI_SUCCESS) set_substitute(*request, substitute);
   return rc;
 }

@@ -290,8 +290,8 @@ int sendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int 
 
 // MPI_Isendrecv posts its receive for the caller's pattern, so it runs under that pattern's entry
 // (a held probe on the communicator is given up first).
-int isendrecv(const Buffer&, int, int, const Buffer&, int source, int recvtag, MPI_Comm comm, MPI_Request*, void*,
-              const OriginalCall& original) {
+int isendrecv(const Buffer&, int, int, const Buffer&, int source, int recvtag, MPI_Comm comm, MPI_Request*,
+              std::vector<char>, const OriginalCall& original) {
   release_held(comm);
   return post_locked(source, recvtag, comm, [&](int, int) { return original(); });
 }

@@ -64,7 +64,7 @@ int sendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int 
 
 // Nonblocking send-receive keeps its own receive: MPI_Isendrecv has no form that takes a matched
 // message, and a reservation would need a second request (docs/probe-policies.md).
-int isendrecv(const Buffer&, int, int, const Buffer&, int, int, MPI_Comm, MPI_Request*, void*,
+int isendrecv(const Buffer&, int, int, const Buffer&, int, int, MPI_Comm, MPI_Request*, std::vector<char>,
               const OriginalCall& original) {
   return original();
 }

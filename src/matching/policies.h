@@ -3,6 +3,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <vector>
+
 #include "matching/mpi_calls.h"
 #include "matching/original_call.h"
 #include "matching/persistent_recv.h"
@@ -26,9 +28,10 @@ extern Policy g_policy;  // set at MPI_Init, before any wrapper can call a polic
   bool takes_receive(MPI_Comm comm, int source, int tag);                                               \
   int sendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int source, int recvtag,  \
                MPI_Comm comm, MPI_Status* status);                                                      \
-  /* send.buf may be a temporary the policy must keep until the send completes (owned_send). */        \
+  /* send.buf may point into owned_send, which the policy keeps until the send has completed. */     \
   int isendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int source, int recvtag, \
-                MPI_Comm comm, MPI_Request* request, void* owned_send, const OriginalCall& original);    \
+                MPI_Comm comm, MPI_Request* request, std::vector<char> owned_send,                      \
+                const OriginalCall& original);                                                          \
   int start(MPI_Request* request, const PersistentRecv& p, const OriginalCall& original);
 
 namespace mprobe_policy { TSMPI_PROBE_POLICY_OPERATIONS }

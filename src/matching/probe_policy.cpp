@@ -9,7 +9,6 @@
 
 namespace tsmpi::matching {
 
-bool g_matching = false;
 Policy g_policy = Policy::kOff;
 MatchStats g_match_stats;
 Policy g_started = Policy::kOff;  // for the statistics printed after finish_policy
@@ -25,7 +24,7 @@ const char* policy_name(Policy p) {
 }
 }  // namespace
 
-void start_policy(const Options& o, bool threads, bool serialize) {
+void start_policy(const Options& o, bool threads) {
   switch (o.probe) {
     case ProbePolicy::Mprobe: g_policy = Policy::kMprobe; break;
     case ProbePolicy::Lock2d: g_policy = Policy::kLock2d; break;
@@ -33,22 +32,17 @@ void start_policy(const Options& o, bool threads, bool serialize) {
     case ProbePolicy::Off: g_policy = Policy::kOff; break;
   }
   if (!threads) g_policy = Policy::kOff;
-  g_matching = g_policy != Policy::kOff || serialize;
   g_started = g_policy;
   if (g_policy != Policy::kOff) comm_keyval_init();
 }
 
 bool finish_policy(const Options& o, const char* rank_label) {
-  if (g_policy == Policy::kOff) {
-    g_matching = false;
-    return true;
-  }
+  if (g_policy == Policy::kOff) return true;
   if (g_policy == Policy::kHelper) helper_policy::stop();
   bool report = o.check != CheckMode::Off;
   std::size_t left = 0;
   if (g_policy == Policy::kLock2d) left = lock2d_policy::finish_held(stderr, rank_label, report);
   else left = finish_unreceived(stderr, rank_label, report);
-  g_matching = false;
   g_policy = Policy::kOff;
   comm_keyval_free();
   return !(left && o.check == CheckMode::Abort);

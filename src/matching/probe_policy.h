@@ -3,19 +3,19 @@
 #include <cstdio>
 #include <string>
 
+#include "locking/serialize_lock.h"
+#include "matching/policies.h"
 #include "runtime/options.h"
 
 namespace tsmpi::matching {
 
 // Whether the wrappers of the matched families go through src/matching/handlers.h (read on
 // their hooked path): a policy is on, or serialize mode needs the MPI_PROC_NULL fix there.
-extern bool g_matching;
-inline bool matching() { return g_matching; }
+inline bool matching() { return g_policy != Policy::kOff || serial::enabled(); }
 
 // At MPI_Init, after the MPI is initialized: `threads` tells whether the application may call
-// MPI from several threads at once (else no probe can race and the policy stays off);
-// `serialize` whether serialize mode is on.
-void start_policy(const Options& o, bool threads, bool serialize);
+// MPI from several threads at once (else no probe can race and the policy stays off).
+void start_policy(const Options& o, bool threads);
 // At MPI_Finalize, before the MPI is finalized: stops the helper thread, reports (TSMPI_CHECK)
 // and drains messages probed but never received. Returns false if TSMPI_CHECK=abort found some.
 bool finish_policy(const Options& o, const char* rank_label);

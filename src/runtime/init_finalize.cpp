@@ -135,7 +135,7 @@ int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
   }
   if (provided) *provided = g_init.tsmpi_provided;
   // Probes can only race when threads call the MPI at once.
-  matching::start_policy(o, g_init.tsmpi_provided == MPI_THREAD_MULTIPLE, serial::enabled());
+  matching::start_policy(o, g_init.tsmpi_provided == MPI_THREAD_MULTIPLE);
   activate(o);
   g_init.world_initialized.store(true);
   count_call(Category::Other);
