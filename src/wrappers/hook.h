@@ -3,6 +3,7 @@
 // carry it out by its strategy (src/locking/serialize.h). Protections attach here by category
 // and strategy, in the manner of Score-P's wrapgen2 tasks.
 #pragma once
+#include <type_traits>
 #include <utility>
 
 #include "fn_ids.h"
@@ -20,31 +21,26 @@ namespace tsmpi {
 
 extern bool g_count_calls;  // TSMPI_STATS=1
 
+// Marks a function the probe policies do not see.
+struct Unmatched {};
+
 template <Category C, Strategy S>
 struct Hook {
-  template <class Pmpi, class Extra>
-  static auto call(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra) {
+  // `matched` is given for the receive-side functions (src/matching/handlers.h): with a probe
+  // policy on it gets the call as it would run without one and decides what to do.
+  template <class Pmpi, class Extra, class Matched = Unmatched>
+  static auto call(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra, Matched&& matched = {}) {
     ThreadState& t = tl_thread;
     if (t.depth != 0) return pmpi();  // called from inside the MPI: straight through
     if (g_count_calls) bump(thread_counters(t).calls[static_cast<int>(C)]);
     NestingScope inside(t);
-    if (!serial::enabled()) return pmpi();
-    return serial::run<S>(id, std::forward<Pmpi>(pmpi), objects, std::forward<Extra>(extra));
-  }
-
-  // Receive-side functions (src/matching/handlers.h): with a probe policy on, `matched` gets the
-  // call as it would run without one and decides what to do.
-  template <class Pmpi, class Extra, class Matched>
-  static auto call(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra, Matched&& matched) {
-    ThreadState& t = tl_thread;
-    if (t.depth != 0) return pmpi();
-    if (g_count_calls) bump(thread_counters(t).calls[static_cast<int>(C)]);
-    NestingScope inside(t);
-    auto original = [&]() -> int {
+    auto original = [&]() -> decltype(pmpi()) {
       if (!serial::enabled()) return pmpi();
       return serial::run<S>(id, pmpi, objects, extra);
     };
-    if (matching::matching()) return matched(original);  // a policy, or serialize mode's PROC_NULL fix
+    if constexpr (!std::is_same_v<std::decay_t<Matched>, Unmatched>) {
+      if (matching::matching()) return matched(original);  // a policy, or serialize mode's PROC_NULL fix
+    }
     return original();
   }
 };
