@@ -378,9 +378,9 @@ def emit_wrappers(functions, table, protos, strategies):
             decl += ", ..."  # forwarded without the variable part: both MPIs ignore it (MPI_Pcontrol)
         call_args = ", ".join(f"a{i}" for i in range(len(params)))
         pmpi = "P" + name
-        out.append(f"extern \"C\" TSMPI_EXPORT {ret} {name}({decl or 'void'}) {{\n")
+        wrapper = f"extern \"C\" TSMPI_EXPORT {ret} {name}({decl or 'void'}) {{\n"
         if row["family"] in HANDLED_FAMILIES:
-            out.append(f"  return tsmpi::handlers::{name}({call_args});\n}}\n\n")
+            out.append(f"{wrapper}  return tsmpi::handlers::{name}({call_args});\n}}\n\n")
             continue
         strategy, shape = strategies[name]
         in_ref, out_ref = object_args(row, params)
@@ -417,10 +417,17 @@ def emit_wrappers(functions, table, protos, strategies):
         if matched(name, row):
             extra += (f",\n      [&](auto& original) {{ return tsmpi::matching::{matched_handler(name)}("
                       f"original{', ' if call_args else ''}{call_args}); }}")
-        out.append(f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{name}))) return {pmpi}({call_args});\n")
-        out.append(f"  return tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategy}>::call(\n"
+        # The hooked path is a function of its own, called with the arguments by value: were it
+        # inlined, its lambdas (which capture the arguments by reference) would make the
+        # wrapper spill every argument and set up a frame before the pass-through test.
+        fixed = ", ".join(f"std::type_identity_t<{t}> a{i}" for i, (t, _) in enumerate(params))
+        out.append(f"[[gnu::noinline]] static {ret} hooked_{name}({fixed or 'void'}) {{\n"
+                   f"  return tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategy}>::call(\n"
                    f"      tsmpi::fn::{name}, [&]() {{ return {pmpi}({call_args}); }},\n"
-                   f"      {objects}, {extra});\n}}\n\n")
+                   f"      {objects}, {extra});\n}}\n")
+        out.append(f"{wrapper}"
+                   f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{name}))) return {pmpi}({call_args});\n"
+                   f"  return hooked_{name}({call_args});\n}}\n\n")
     return "".join(out)
 
 

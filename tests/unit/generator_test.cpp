@@ -119,7 +119,12 @@ TEST(Generator, DerivesSerializeStrategiesFromCounterpartShapes) {
             std::string::npos);
   // Communicator creation holds the right to enter: admitted (no MPI_Comm_idup exported here).
   EXPECT_NE(wrappers.find("tsmpi::Strategy::kAdmitted>::call(\n      tsmpi::fn::MPI_Comm_dup"), std::string::npos);
+  // The pass-through test comes first; the hooked path is a separate function taking the
+  // arguments by value, so the wrapper sets up no frame before the test.
   EXPECT_NE(wrappers.find("double MPI_Wtime(void) {\n  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::MPI_Wtime))) return PMPI_Wtime();\n"
+                          "  return hooked_MPI_Wtime();\n}"),
+            std::string::npos);
+  EXPECT_NE(wrappers.find("[[gnu::noinline]] static double hooked_MPI_Wtime(void) {\n"
                           "  return tsmpi::Hook<tsmpi::Category::None, tsmpi::Strategy::kUnlocked>"),
             std::string::npos);
 }
