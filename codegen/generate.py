@@ -321,6 +321,42 @@ def object_args(row, params):
     return in_ref, out_ref
 
 
+USES = {"": "In", "*": "Out", "&": "InOut", "[]": "ArrayIn", "[]*": "ArrayOut", "[]&": "ArrayInOut"}
+# Parameters giving the length of a handle array (Waitall's count, Testsome's incount,
+# Type_get_contents' max_datatypes); arrays sized otherwise (Alltoallw: the communicator's size)
+# are left unchecked.
+ARRAY_COUNTS = ("count", "incount", "max_datatypes")
+
+
+def handle_args(name, row, params):
+    """C++ for tsmpi::CallArgs: every handle parameter with its use (object lifetime, checks),
+    attribute keys (int keyval parameters) and the source or dest argument (hang watchdog).
+    Returns (declarations to put before the call, the CallArgs expression)."""
+    handles = [split_handle(h) for h in row["handles_list"]]
+    positions = [i for i, (t, _) in enumerate(params) if HANDLE_TYPE.match(norm_type(t))]
+    count = next((f"a{i}" for i, (t, n) in enumerate(params) if n in ARRAY_COUNTS and norm_type(t) == "int"), None)
+    entries = []
+    for (kind, form), pos in zip(handles, positions):
+        where = f"(void*)&a{pos}" if form == "" else f"(void*)a{pos}"
+        n = (count or "-1") if form.startswith("[]") else "1"
+        entries.append(f"{{tsmpi::Kind::{kind}, tsmpi::Use::{USES[form]}, {where}, {n}}}")
+    for i, (t, n) in enumerate(params):
+        if not n.endswith("keyval") or norm_type(t) not in ("int", "int *"):
+            continue
+        if norm_type(t) == "int":
+            entries.append(f"{{tsmpi::Kind::Keyval, tsmpi::Use::In, (void*)&a{i}, 1}}")
+        else:
+            use = "Out" if "new:Keyval" in row["objects_list"] else "InOut"
+            entries.append(f"{{tsmpi::Kind::Keyval, tsmpi::Use::{use}, (void*)a{i}, 1}}")
+    peer = next((f"a{i}" for i, (t, n) in enumerate(params) if n in ("source", "dest") and norm_type(t) == "int"),
+                "tsmpi::kNoPeer")
+    decl = ""
+    if entries:
+        decl = f"  const tsmpi::HandleArg handles[] = {{{', '.join(entries)}}};\n"
+        return decl, f"tsmpi::CallArgs{{handles, {len(entries)}, {peer}}}"
+    return decl, f"tsmpi::CallArgs{{nullptr, 0, {peer}}}"
+
+
 def serial_strategy(row, protos, name, exported):
     """What serialize mode does for the function (docs/serialize-mode.md)."""
     family, category = row["family"], row["category"]
@@ -421,10 +457,12 @@ def emit_wrappers(functions, table, protos, strategies):
         # inlined, its lambdas (which capture the arguments by reference) would make the
         # wrapper spill every argument and set up a frame before the pass-through test.
         fixed = ", ".join(f"std::type_identity_t<{t}> a{i}" for i, (t, _) in enumerate(params))
+        handle_decl, args = handle_args(name, row, params)
         out.append(f"[[gnu::noinline]] static {ret} hooked_{name}({fixed or 'void'}) {{\n"
+                   f"{handle_decl}"
                    f"  return tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategy}>::call(\n"
                    f"      tsmpi::fn::{name}, [&]() {{ return {pmpi}({call_args}); }},\n"
-                   f"      {objects}, {extra});\n}}\n")
+                   f"      {objects}, {args}, {extra});\n}}\n")
         out.append(f"{wrapper}"
                    f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{name}))) return {pmpi}({call_args});\n"
                    f"  return hooked_{name}({call_args});\n}}\n\n")

@@ -115,7 +115,7 @@ bool admission_target(const HandleRef& in, MPI_Comm* comm, std::uint64_t* id) {
       *id = it->second.id;
       return true;
     }
-    case Kind::kNone: break;
+    default: break;  // no other kind is admitted on
   }
   return false;
 }

@@ -26,7 +26,9 @@ void activate(const Options& o) {
   for (int i = 0; i < fn::kCount; ++i) {
     // Statistics count every call; serialize mode takes every function that needs its lock;
     // a probe policy takes the receive-side families.
-    bool active = o.stats || (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked) ||
+    // The hang watchdog must see every call a thread may block in.
+    bool active = o.stats || o.hang_timeout > 0 ||
+                  (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked) ||
                   (matching::matching() && kFunctions[i].matched && !completes_requests(kFunctions[i]));
     fn_active[i].store(active ? 1 : 0, std::memory_order_relaxed);
   }

@@ -20,14 +20,30 @@ H handle_from_bits(std::uintptr_t bits) {
   else return static_cast<H>(bits);
 }
 
-// The object kinds serialize mode tracks (MPICH's MPI_Comm, MPI_Win and MPI_File may all be
-// int, so the kind travels with the bits).
-enum class Kind : std::uint8_t { kNone, Comm, Win, File };
+// The kinds of MPI handles (MPICH's handles are all int, so the kind travels with the bits).
+// Serialize mode tracks Comm, Win and File; object lifetime tracks all but Request.
+enum class Kind : std::uint8_t {
+  kNone, Comm, Win, File, Group, Datatype, Op, Errhandler, Info, Request, Message, Session,
+  Keyval,  // attribute keys: int, MPI_KEYVAL_INVALID when freed
+};
+inline constexpr int kKindCount = static_cast<int>(Kind::Keyval) + 1;
+const char* kind_name(Kind k);  // "communicator", "datatype", ...
 
 template <Kind K> struct HandleType;
 template <> struct HandleType<Kind::Comm> { using type = MPI_Comm; };
 template <> struct HandleType<Kind::Win> { using type = MPI_Win; };
 template <> struct HandleType<Kind::File> { using type = MPI_File; };
+template <> struct HandleType<Kind::Group> { using type = MPI_Group; };
+template <> struct HandleType<Kind::Datatype> { using type = MPI_Datatype; };
+template <> struct HandleType<Kind::Op> { using type = MPI_Op; };
+template <> struct HandleType<Kind::Errhandler> { using type = MPI_Errhandler; };
+template <> struct HandleType<Kind::Info> { using type = MPI_Info; };
+template <> struct HandleType<Kind::Request> { using type = MPI_Request; };
+template <> struct HandleType<Kind::Message> { using type = MPI_Message; };
+#if MPI_VERSION >= 4
+template <> struct HandleType<Kind::Session> { using type = MPI_Session; };
+#endif
+template <> struct HandleType<Kind::Keyval> { using type = int; };
 
 struct HandleRef {
   Kind kind = Kind::kNone;
@@ -58,5 +74,33 @@ struct Objects {
   HandleRef in;
   OutRef out;
 };
+
+// How a call uses one of its handle parameters (the table's handle forms).
+enum class Use : std::uint8_t { In, Out, InOut, ArrayIn, ArrayOut, ArrayInOut };
+
+// One handle parameter: `where` points at the handle (In: the wrapper's copy of the argument;
+// otherwise the application's variable or array of `count` handles, count < 0 if unknown).
+struct HandleArg {
+  Kind kind;
+  Use use;
+  void* where;
+  int count;
+};
+
+inline constexpr int kNoPeer = -32768;
+
+// What the generated wrapper tells the hooked path about the arguments beyond Objects.
+struct CallArgs {
+  const HandleArg* handles = nullptr;
+  int handle_count = 0;
+  int peer = kNoPeer;  // the source or dest argument, if the call has one
+};
+
+// The bits of handle i of a HandleArg's handle or array, read with its kind's C type.
+std::uintptr_t read_handle(Kind kind, const void* where, int i);
+// Writes `bits` as handle i (MPI_INFO_NULL etc. when freeing in the MPI's stead).
+void write_handle(Kind kind, void* where, int i, std::uintptr_t bits);
+// The null handle of a kind (MPI_COMM_NULL, ..., MPI_KEYVAL_INVALID for Keyval).
+std::uintptr_t null_handle(Kind kind);
 
 }  // namespace tsmpi

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "diagnostics/hang_watchdog.h"
+#include "diagnostics/report.h"
 #include "locking/admission.h"
 #include "locking/group_agreement.h"
 #include "locking/object_registry.h"
@@ -138,6 +140,8 @@ int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
   matching::start_policy(o, g_init.tsmpi_provided == MPI_THREAD_MULTIPLE);
   activate(o);
   g_init.world_initialized.store(true);
+  diag::set_rank_label(rank_label());
+  diag::start_hang_watchdog(o);
   count_call(Category::Other);
   say_hello(o);
   return rc;
@@ -145,6 +149,7 @@ int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
 
 int MPI_Finalize() {
   count_call(Category::Other);
+  diag::stop_hang_watchdog();
   bool clean = matching::finish_policy(options_or_exit(), rank_label().c_str());
   print_stats_once();
   NestingScope inside(tl_thread);

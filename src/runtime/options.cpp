@@ -19,6 +19,8 @@ constexpr const char* kCheck = "TSMPI_CHECK";
 constexpr const char* kStats = "TSMPI_STATS";
 constexpr const char* kVerbose = "TSMPI_VERBOSE";
 constexpr const char* kHangTimeout = "TSMPI_HANG_TIMEOUT";
+constexpr const char* kLifetime = "TSMPI_LIFETIME";
+constexpr const char* kQuarantine = "TSMPI_QUARANTINE";
 
 // Index of `value` in the '|'-separated list, or -1.
 int choice_index(std::string_view list, std::string_view value) {
@@ -54,11 +56,15 @@ const std::vector<OptionSpec>& option_specs() {
       {kProbe, "mprobe|lock2d|helper|off", "mprobe",
        "how probe followed by receive is made atomic per thread (docs/probe-policies.md)", ""},
       {kCheck, "off|warn|abort", "off",
-       "report erroneous use at MPI_Finalize (probed messages never received): warn, or abort (exit status 1)", ""},
+       "report erroneous programs (docs/checking.md): warn, or abort the job with a non-zero status", ""},
+      {kLifetime, "on|off", "on",
+       "existence checks and per-object locks on the calls that create, read, update or free MPI objects", ""},
+      {kQuarantine, "objects per kind", "64",
+       "freed objects of each kind kept (and their handles invalid) before they are really freed", ""},
       {kStats, "0|1", "0", "print per-rank call and lock statistics at MPI_Finalize", ""},
       {kVerbose, "0|1|2", "0", "1: one line per rank at MPI_Init; 2: also the active wrappers", ""},
       {kHangTimeout, "seconds (0 = off)", "0",
-       "report every thread's MPI call when one is blocked longer than this", "positive"},
+       "report every thread's MPI call when one is blocked longer than this", ""},
   };
   return specs;
 }
@@ -88,19 +94,17 @@ ParseResult parse_options(const Environment& env) {
       return r;
     }
     const std::string prefix = std::string("tsmpi: ") + spec->name + "=" + value;
-    if (name == kHangTimeout) {
+    if (name == kHangTimeout || name == kQuarantine) {
       errno = 0;
       char* end = nullptr;
       unsigned long v = value.empty() ? 0 : std::strtoul(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || errno != 0 || value[0] == '-' || v > INT_MAX) {
-        r.error = prefix + " is invalid; allowed values: whole seconds >= 0 (0 = off)";
+      const unsigned long limit = name == kHangTimeout ? INT_MAX : 1u << 20;
+      if (value.empty() || *end != '\0' || errno != 0 || value[0] == '-' || v > limit) {
+        r.error = prefix + (name == kHangTimeout ? " is invalid; allowed values: whole seconds >= 0 (0 = off)"
+                                                 : " is invalid; allowed values: 0 to 1048576 objects per kind");
         return r;
       }
-      if (v > 0) {
-        r.error = prefix + " is refused: the hang watchdog is not built yet; allowed now: 0";
-        return r;
-      }
-      o.hang_timeout = static_cast<unsigned>(v);
+      (name == kHangTimeout ? o.hang_timeout : o.quarantine) = static_cast<unsigned>(v);
       continue;
     }
     int index = choice_index(spec->allowed, value);
@@ -117,6 +121,7 @@ ParseResult parse_options(const Environment& env) {
     else if (name == kCheck) o.check = static_cast<CheckMode>(index);
     else if (name == kStats) o.stats = index == 1;
     else if (name == kVerbose) o.verbose = index;
+    else if (name == kLifetime) o.lifetime = index == 0;
   }
   return r;
 }
@@ -137,6 +142,8 @@ std::string option_value(const Options& o, std::string_view name) {
   if (name == kStats) return o.stats ? "1" : "0";
   if (name == kVerbose) return std::to_string(o.verbose);
   if (name == kHangTimeout) return std::to_string(o.hang_timeout);
+  if (name == kLifetime) return o.lifetime ? "on" : "off";
+  if (name == kQuarantine) return std::to_string(o.quarantine);
   return {};
 }
 

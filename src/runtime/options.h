@@ -19,6 +19,8 @@ struct Options {
   bool stats = false;
   int verbose = 0;
   unsigned hang_timeout = 0;  // seconds, 0 = off
+  bool lifetime = true;       // existence checks and per-object locks (src/locking/object_lifetime.h)
+  unsigned quarantine = 64;   // freed objects per kind kept before they are really freed
 };
 
 struct OptionSpec {

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "diagnostics/threads.h"
 #include "fn_ids.h"
 #include "locking/serialize.h"
 #include "matching/handlers.h"
@@ -29,9 +30,21 @@ struct Hook {
   // `matched` is given for the receive-side functions (src/matching/handlers.h): with a probe
   // policy on it gets the call as it would run without one and decides what to do.
   template <class Pmpi, class Extra, class Matched = Unmatched>
-  static auto call(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra, Matched&& matched = {}) {
+  static auto call(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, Extra&& extra,
+                   Matched&& matched = {}) {
     ThreadState& t = tl_thread;
     if (t.depth != 0) return pmpi();  // called from inside the MPI: straight through
+    if (TSMPI_UNLIKELY(diag::g_track_calls)) {
+      diag::CallScope scope(id, objects.in, args.peer);  // the hang watchdog reads it
+      return run(t, id, pmpi, objects, args, extra, matched);
+    }
+    return run(t, id, pmpi, objects, args, extra, matched);
+  }
+
+ private:
+  template <class Pmpi, class Extra, class Matched>
+  static auto run(ThreadState& t, fn::Id id, Pmpi& pmpi, const Objects& objects, const CallArgs& args,
+                  Extra& extra, Matched& matched) {
     if (g_count_calls) bump(thread_counters(t).calls[static_cast<int>(C)]);
     NestingScope inside(t);
     auto original = [&]() -> decltype(pmpi()) {

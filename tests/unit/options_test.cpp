@@ -92,9 +92,26 @@ TEST(Options, HangTimeoutIsWholeSeconds) {
     EXPECT_NE(r.error->find("allowed values: whole seconds >= 0 (0 = off)"), std::string::npos) << *r.error;
   }
   auto watchdog = parse_options({{"TSMPI_HANG_TIMEOUT", "30"}});
-  ASSERT_TRUE(watchdog.error);
-  EXPECT_NE(watchdog.error->find("not built yet"), std::string::npos);
+  ASSERT_FALSE(watchdog.error);
+  EXPECT_EQ(watchdog.options.hang_timeout, 30u);
   EXPECT_FALSE(parse_options({{"TSMPI_HANG_TIMEOUT", "0"}}).error);
+}
+
+TEST(Options, LifetimeChecksAreOnByDefaultWithABoundedQuarantine) {
+  auto r = parse_options({});
+  EXPECT_TRUE(r.options.lifetime);
+  EXPECT_EQ(r.options.quarantine, 64u);
+  EXPECT_FALSE(parse_options({{"TSMPI_LIFETIME", "off"}}).options.lifetime);
+  EXPECT_EQ(parse_options({{"TSMPI_QUARANTINE", "0"}}).options.quarantine, 0u);
+  EXPECT_EQ(tsmpi::option_value(parse_options({{"TSMPI_QUARANTINE", "512"}}).options, "TSMPI_QUARANTINE"), "512");
+  for (const char* bad : {"-1", "many", "2000000"}) {
+    auto q = parse_options({{"TSMPI_QUARANTINE", bad}});
+    ASSERT_TRUE(q.error) << bad;
+    EXPECT_NE(q.error->find("TSMPI_QUARANTINE"), std::string::npos);
+  }
+  auto l = parse_options({{"TSMPI_LIFETIME", "yes"}});
+  ASSERT_TRUE(l.error);
+  EXPECT_NE(l.error->find("allowed values: on|off"), std::string::npos);
 }
 
 TEST(Options, FirstErrorWinsAndNamesItsVariable) {

@@ -1,0 +1,20 @@
+// Backtraces for tsmpi's reports (checking mode, hang watchdog), taken with libunwind.
+#pragma once
+#include <cstdio>
+
+namespace tsmpi::diag {
+
+struct Backtrace {
+  static constexpr int kMaxFrames = 48;
+  void* pc[kMaxFrames];
+  int frames = 0;
+};
+
+// The calling thread's stack, without its innermost `skip` frames. Async-signal-safe: the hang
+// watchdog calls it from a signal handler in the thread it inspects.
+void capture_backtrace(Backtrace& bt, int skip = 1);
+
+// One line per frame: "<prefix>#<i> <address> <function>+<offset> (<module>)".
+void print_backtrace(std::FILE* out, const Backtrace& bt, const char* prefix);
+
+}  // namespace tsmpi::diag
