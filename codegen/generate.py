@@ -16,7 +16,7 @@ import sys
 CATEGORIES = ["None", "AccessOnly", "UpdateRef", "CommIO", "Collective",
               "ReadList", "UpdateList", "Allocate", "Own", "Other"]
 FAMILIES = ["-", "init", "finalize", "threadlevel", "abort", "send", "recv", "sendrecv",
-            "probe", "mprobe", "mrecv", "wait", "test", "start", "cancel"]
+            "probe", "mprobe", "mrecv", "wait", "test", "start", "cancel", "bsend", "buffer"]
 # Families carried out by hand-written handlers (src/wrappers/handlers.h).
 HANDLED_FAMILIES = {"init", "finalize", "threadlevel"}
 # Receive-side families the probe policies see (src/matching/handlers.h, one template per
@@ -350,11 +350,36 @@ def handle_args(name, row, params):
             entries.append(f"{{tsmpi::Kind::Keyval, tsmpi::Use::{use}, (void*)a{i}, 1}}")
     peer = next((f"a{i}" for i, (t, n) in enumerate(params) if n in ("source", "dest") and norm_type(t) == "int"),
                 "tsmpi::kNoPeer")
+    buffers = message_buffers(row, params)
     decl = ""
+    handles_expr, buffers_expr = "nullptr, 0", "nullptr, 0"
     if entries:
-        decl = f"  const tsmpi::HandleArg handles[] = {{{', '.join(entries)}}};\n"
-        return decl, f"tsmpi::CallArgs{{handles, {len(entries)}, {peer}}}"
-    return decl, f"tsmpi::CallArgs{{nullptr, 0, {peer}}}"
+        decl += f"  const tsmpi::HandleArg handles[] = {{{', '.join(entries)}}};\n"
+        handles_expr = f"handles, {len(entries)}"
+    if buffers:
+        decl += f"  const tsmpi::BufferArg buffers[] = {{{', '.join(buffers)}}};\n"
+        buffers_expr = f"buffers, {len(buffers)}"
+    return decl, f"tsmpi::CallArgs{{{handles_expr}, {peer}, {buffers_expr}}}"
+
+
+BUFFER_FAMILIES = {"send", "bsend", "recv", "sendrecv", "mrecv"}
+
+
+def message_buffers(row, params):
+    """The (buffer, count, datatype) triples of a point-to-point call that moves data now
+    (persistent inits only describe a later transfer): TSMPI_CHECK's buffer conflicts."""
+    if row["family"] not in BUFFER_FAMILIES or "new:Request" in row["objects_list"] and row["category"] == "Allocate":
+        return []
+    types = [norm_type(t) for t, _ in params]
+    found = []
+    for i in range(len(types) - 2):
+        if types[i] in ("const void *", "void *") and types[i + 1] in ("int", "MPI_Count") and types[i + 2] == "MPI_Datatype":
+            found.append(i)
+    out = []
+    for n, i in enumerate(found):
+        receive = row["family"] in ("recv", "mrecv") or (row["family"] == "sendrecv" and (n == 1 or len(found) == 1))
+        out.append(f"{{a{i}, static_cast<long long>(a{i + 1}), a{i + 2}, {str(receive).lower()}}}")
+    return out
 
 
 def serial_strategy(row, protos, name, exported):

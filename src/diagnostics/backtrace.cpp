@@ -6,10 +6,17 @@
 namespace tsmpi::diag {
 
 void capture_backtrace(Backtrace& bt, int skip) {
-  void* pcs[Backtrace::kMaxFrames + 8];
-  int n = unw_backtrace(pcs, Backtrace::kMaxFrames + 8);
+  // unw_step, not unw_backtrace: the latter's frame-pointer fast path faults on some of the
+  // MPI libraries' frames (seen with Open MPI 4.1).
+  unw_context_t context;
+  unw_cursor_t cursor;
   bt.frames = 0;
-  for (int i = skip; i < n && bt.frames < Backtrace::kMaxFrames; ++i) bt.pc[bt.frames++] = pcs[i];
+  if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return;
+  for (int i = 0; unw_step(&cursor) > 0 && bt.frames < Backtrace::kMaxFrames; ++i) {
+    unw_word_t ip = 0;
+    unw_get_reg(&cursor, UNW_REG_IP, &ip);
+    if (i >= skip - 1) bt.pc[bt.frames++] = reinterpret_cast<void*>(ip);
+  }
 }
 
 void print_backtrace(std::FILE* out, const Backtrace& bt, const char* prefix) {

@@ -3,6 +3,9 @@
 #include "matching/probe_policy.h"
 #include <string_view>
 
+#include "checks/checks.h"
+#include "locking/buffer_lock.h"
+#include "locking/object_lifetime.h"
 #include "runtime/function_table.h"
 
 namespace tsmpi {
@@ -23,13 +26,17 @@ bool completes_requests(const FunctionInfo& f) {
 
 void activate(const Options& o) {
   g_count_calls = o.stats;
+  lifetime::init(o);
+  checks::g_on = o.check != CheckMode::Off;
+  checks::init();
   for (int i = 0; i < fn::kCount; ++i) {
     // Statistics count every call; serialize mode takes every function that needs its lock;
     // a probe policy takes the receive-side families.
     // The hang watchdog must see every call a thread may block in.
     bool active = o.stats || o.hang_timeout > 0 ||
                   (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked) ||
-                  (matching::matching() && kFunctions[i].matched && !completes_requests(kFunctions[i]));
+                  (matching::matching() && kFunctions[i].matched && !completes_requests(kFunctions[i])) ||
+                  lifetime::needs(i, o) || (checks::g_on && checks::needs(i)) || (own::g_enabled && own::uses_attached_buffer(kFunctions[i].family));
     fn_active[i].store(active ? 1 : 0, std::memory_order_relaxed);
   }
 }

@@ -13,6 +13,8 @@ namespace tsmpi {
 enum class Family : std::uint8_t {
   kNone, kInit, kFinalize, kThreadlevel, kAbort, kSend, kRecv, kSendrecv,
   kProbe, kMprobe, kMrecv, kWait, kTest, kStart, kCancel,
+  kBsend,   // buffered sends: use the attached buffer (Own, src/locking/buffer_lock.h)
+  kBuffer,  // MPI_Buffer_attach/detach
 };
 const char* family_name(Family f);
 

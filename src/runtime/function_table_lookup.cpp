@@ -14,7 +14,7 @@ const char* category_name(Category c) {
 const char* family_name(Family f) {
   static constexpr const char* kNames[] = {
       "-", "init", "finalize", "threadlevel", "abort", "send", "recv", "sendrecv",
-      "probe", "mprobe", "mrecv", "wait", "test", "start", "cancel"};
+      "probe", "mprobe", "mrecv", "wait", "test", "start", "cancel", "bsend", "buffer"};
   return kNames[static_cast<int>(f)];
 }
 

@@ -89,11 +89,21 @@ struct HandleArg {
 
 inline constexpr int kNoPeer = -32768;
 
+// A message buffer of a point-to-point call (buffer, count, datatype), for TSMPI_CHECK.
+struct BufferArg {
+  const void* buf;
+  long long count;
+  MPI_Datatype type;
+  bool receive;  // written by the call (a receive; MPI_Sendrecv_replace's buffer)
+};
+
 // What the generated wrapper tells the hooked path about the arguments beyond Objects.
 struct CallArgs {
   const HandleArg* handles = nullptr;
   int handle_count = 0;
   int peer = kNoPeer;  // the source or dest argument, if the call has one
+  const BufferArg* buffers = nullptr;
+  int buffer_count = 0;
 };
 
 // The bits of handle i of a HandleArg's handle or array, read with its kind's C type.

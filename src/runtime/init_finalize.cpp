@@ -11,7 +11,9 @@
 #include "diagnostics/hang_watchdog.h"
 #include "diagnostics/report.h"
 #include "locking/admission.h"
+#include "locking/buffer_lock.h"
 #include "locking/group_agreement.h"
+#include "locking/object_lifetime.h"
 #include "locking/object_registry.h"
 #include "locking/serialize_lock.h"
 #include "matching/probe_policy.h"
@@ -104,6 +106,7 @@ void print_stats_once() {
     extra = "  serialize: admissions=" + std::to_string(a.admissions) + " retries=" + std::to_string(a.retries) + "\n";
   }
   extra += matching::policy_stats_line();
+  extra += lifetime::stats_line();
   print_stats(stderr, rank_label().c_str(), extra.c_str());
 }
 
@@ -136,8 +139,9 @@ int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
     g_init.tsmpi_provided = g_init.mpi_provided;
   }
   if (provided) *provided = g_init.tsmpi_provided;
-  // Probes can only race when threads call the MPI at once.
+  // Probes can only race, and the attached buffer is only shared, when threads call the MPI at once.
   matching::start_policy(o, g_init.tsmpi_provided == MPI_THREAD_MULTIPLE);
+  own::g_enabled = g_init.tsmpi_provided == MPI_THREAD_MULTIPLE;
   activate(o);
   g_init.world_initialized.store(true);
   diag::set_rank_label(rank_label());
@@ -153,6 +157,7 @@ int MPI_Finalize() {
   bool clean = matching::finish_policy(options_or_exit(), rank_label().c_str());
   print_stats_once();
   NestingScope inside(tl_thread);
+  lifetime::finish();  // the MPI frees what is still in quarantine
   int rc;
   if (!serial::enabled()) {
     rc = PMPI_Finalize();
@@ -197,15 +202,21 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* sess
   }
   if (rc != MPI_SUCCESS) return rc;
   if (g_init.live_sessions.fetch_add(1) == 0 && !g_init.world_initialized.load()) activate(o);
+  lifetime::adopt_session(handle_bits(*session));
   count_call(Category::Other);
   return rc;
 }
 
 int MPI_Session_finalize(MPI_Session* session) {
   count_call(Category::Other);
+  int rc;
+  {
+    NestingScope inside(tl_thread);
+    // A session finalized before (by this or another thread) is refused, not handed to the MPI.
+    if (session && (rc = lifetime::end_session(handle_bits(*session))) != MPI_SUCCESS) return rc;
+  }
   bool last = g_init.live_sessions.load() == 1;
   if (last && !g_init.world_initialized.load()) print_stats_once();
-  int rc;
   {
     NestingScope inside(tl_thread);
     rc = PMPI_Session_finalize(session);

@@ -6,8 +6,11 @@
 #include <type_traits>
 #include <utility>
 
+#include "checks/checks.h"
 #include "diagnostics/threads.h"
 #include "fn_ids.h"
+#include "locking/buffer_lock.h"
+#include "locking/object_lifetime.h"
 #include "locking/serialize.h"
 #include "matching/handlers.h"
 #include "matching/probe_policy.h"
@@ -47,14 +50,34 @@ struct Hook {
                   Extra& extra, Matched& matched) {
     if (g_count_calls) bump(thread_counters(t).calls[static_cast<int>(C)]);
     NestingScope inside(t);
-    auto original = [&]() -> decltype(pmpi()) {
+    using Result = decltype(pmpi());
+    auto original = [&]() -> Result {
       if (!serial::enabled()) return pmpi();
       return serial::run<S>(id, pmpi, objects, extra);
     };
-    if constexpr (!std::is_same_v<std::decay_t<Matched>, Unmatched>) {
-      if (matching::matching()) return matched(original);  // a policy, or serialize mode's PROC_NULL fix
+    auto received = [&]() -> Result {
+      if constexpr (!std::is_same_v<std::decay_t<Matched>, Unmatched>) {
+        if (matching::matching()) return matched(original);  // a policy, or serialize mode's PROC_NULL fix
+      }
+      return original();
+    };
+    if constexpr (std::is_same_v<Result, int>) {  // calls on MPI objects all return an error code
+      auto alive = [&]() -> int {
+        if (lifetime::g_rules[id].access == lifetime::Access::kNone) return received();
+        return lifetime::guarded(id, args, received);
+      };
+      auto checked = [&]() -> int {
+        if (TSMPI_UNLIKELY(checks::g_on)) return checks::guarded(id, objects, args, alive);
+        return alive();
+      };
+      if (own::applies(id)) {
+        std::lock_guard<std::mutex> g(own::buffer_lock());
+        return checked();
+      }
+      return checked();
+    } else {
+      return received();
     }
-    return original();
   }
 };
 

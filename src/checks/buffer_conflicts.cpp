@@ -1,0 +1,141 @@
+#include "checks/buffer_conflicts.h"
+
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "diagnostics/report.h"
+#include "diagnostics/threads.h"
+#include "runtime/function_table.h"
+
+namespace tsmpi::checks {
+namespace {
+
+struct Entry {
+  std::uintptr_t begin, end;
+  bool receive;
+  std::uintptr_t request = 0;  // its nonblocking operation's request, once known
+  int fn;
+  int thread_index;
+  pid_t tid;
+  std::shared_ptr<diag::Backtrace> stack;
+};
+
+// Buffers in use, by start address. A global lock: this is checking mode only.
+std::mutex g_mutex;
+std::multimap<std::uintptr_t, std::uint64_t> g_by_start;  // begin -> token
+std::unordered_map<std::uint64_t, Entry> g_entries;       // token -> entry
+std::unordered_multimap<std::uintptr_t, std::uint64_t> g_by_request;
+std::uintptr_t g_longest = 0;
+std::uint64_t g_next_token = 1;
+
+void erase_locked(std::uint64_t token) {
+  auto it = g_entries.find(token);
+  if (it == g_entries.end()) return;
+  auto range = g_by_start.equal_range(it->second.begin);
+  for (auto s = range.first; s != range.second; ++s)
+    if (s->second == token) {
+      g_by_start.erase(s);
+      break;
+    }
+  g_entries.erase(it);
+}
+
+// The bytes [begin, end) a buffer covers, or false when it cannot be told cheaply (a type with
+// holes) or covers nothing.
+bool span_of(const BufferArg& b, std::uintptr_t* begin, std::uintptr_t* end) {
+  if (!b.buf || b.count <= 0 || b.type == MPI_DATATYPE_NULL) return false;
+  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  if (PMPI_Type_size_x(b.type, &size) != MPI_SUCCESS || size <= 0) return false;
+  PMPI_Type_get_extent_x(b.type, &lb, &extent);
+  PMPI_Type_get_true_extent_x(b.type, &true_lb, &true_extent);
+  if (extent != size || true_extent != size) return false;
+  *begin = reinterpret_cast<std::uintptr_t>(b.buf) + static_cast<std::uintptr_t>(true_lb);
+  *end = *begin + static_cast<std::uintptr_t>(size) * static_cast<std::uintptr_t>(b.count);
+  return true;
+}
+
+std::string range_text(std::uintptr_t begin, std::uintptr_t end) {
+  char text[64];
+  std::snprintf(text, sizeof text, "[%#lx, %#lx)", static_cast<unsigned long>(begin), static_cast<unsigned long>(end));
+  return text;
+}
+
+}  // namespace
+
+BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
+  if (args.buffer_count == 0) return;
+  if (args.buffer_count == 1 && args.peer == MPI_PROC_NULL) return;  // moves no data
+  diag::ThreadInfo& me = diag::this_thread();
+  for (int i = 0; i < args.buffer_count && i < 2; ++i) {
+    const BufferArg& b = args.buffers[i];
+    std::uintptr_t begin, end;
+    if (!span_of(b, &begin, &end)) continue;
+    auto stack = std::make_shared<diag::Backtrace>();
+    diag::capture_backtrace(*stack, 3);
+    std::vector<Entry> conflicts;
+    {
+      std::lock_guard<std::mutex> g(g_mutex);
+      auto first = g_by_start.lower_bound(begin > g_longest ? begin - g_longest : 0);
+      for (auto it = first; it != g_by_start.end() && it->first < end; ++it) {
+        const Entry& e = g_entries.at(it->second);
+        if (e.end > begin && (b.receive || e.receive)) conflicts.push_back(e);
+      }
+      std::uint64_t token = g_next_token++;
+      g_entries.emplace(token, Entry{begin, end, b.receive, 0, id, me.index, me.tid, stack});
+      g_by_start.emplace(begin, token);
+      g_longest = std::max(g_longest, end - begin);
+      tokens_[entries_++] = token;
+    }
+    for (const Entry& e : conflicts) {
+      const char* what = b.receive && e.receive ? "a receive into a buffer a pending receive still writes"
+                         : b.receive            ? "a receive into a buffer a send in flight still reads"
+                                                : "a send of a buffer a receive in flight is writing";
+      diag::report_error(std::string(what) + ": " + kFunctions[id].name + " on " + range_text(begin, end) +
+                             " overlaps " + kFunctions[e.fn].name + " on " + range_text(e.begin, e.end),
+                         {{e.thread_index, e.tid, std::string("in ") + kFunctions[e.fn].name + " (began first)", e.stack.get()},
+                          {me.index, me.tid, std::string("in ") + kFunctions[id].name, stack.get()}});
+    }
+  }
+}
+
+void BufferUse::done(int rc) {
+  if (entries_ == 0 || rc != MPI_SUCCESS) return;
+  // A nonblocking operation keeps its buffers until its request completes (a buffered send
+  // copied its data before returning).
+  if (kFunctions[id_].family == Family::kBsend) return;
+  for (int i = 0; i < args_.handle_count; ++i) {
+    const HandleArg& h = args_.handles[i];
+    if (h.kind != Kind::Request || h.use != Use::Out) continue;
+    std::uintptr_t request = read_handle(Kind::Request, h.where, 0);
+    if (request == null_handle(Kind::Request)) return;
+    std::lock_guard<std::mutex> g(g_mutex);
+    for (int k = 0; k < entries_; ++k) {
+      auto it = g_entries.find(tokens_[k]);
+      if (it == g_entries.end()) continue;
+      it->second.request = request;
+      g_by_request.emplace(request, tokens_[k]);
+    }
+    handed_over_ = true;
+  }
+}
+
+BufferUse::~BufferUse() {
+  if (entries_ == 0 || handed_over_) return;
+  std::lock_guard<std::mutex> g(g_mutex);
+  for (int k = 0; k < entries_; ++k) erase_locked(tokens_[k]);
+}
+
+void end_buffer_use(std::uintptr_t request) {
+  std::lock_guard<std::mutex> g(g_mutex);
+  auto range = g_by_request.equal_range(request);
+  for (auto it = range.first; it != range.second; ++it) erase_locked(it->second);
+  g_by_request.erase(range.first, range.second);
+}
+
+}  // namespace tsmpi::checks

@@ -1,0 +1,38 @@
+#include "checks/checks.h"
+
+#include <string_view>
+
+#include "runtime/function_table.h"
+
+namespace tsmpi::checks {
+
+bool g_on = false;
+Rule g_rules[fn::kCount];
+
+namespace {
+
+Rule rule_for(const FunctionInfo& f) {
+  Rule r;
+  std::string_view handles = f.handles;
+  const bool on_object = handles.find("Comm") != std::string_view::npos || handles.find("Win") != std::string_view::npos ||
+                         handles.find("File") != std::string_view::npos;
+  r.collective = f.category == Category::Collective && on_object;
+  r.completes = f.family == Family::kWait || f.family == Family::kTest;
+  r.frees_request = std::string_view(f.name) == "MPI_Request_free";
+  r.moves_data = f.family == Family::kSend || f.family == Family::kBsend || f.family == Family::kRecv ||
+                 f.family == Family::kSendrecv || f.family == Family::kMrecv;
+  return r;
+}
+
+}  // namespace
+
+void init() {
+  for (int i = 0; i < fn::kCount; ++i) g_rules[i] = rule_for(kFunctions[i]);
+}
+
+bool needs(int fn_index) {
+  Rule r = rule_for(kFunctions[fn_index]);
+  return r.collective || r.completes || r.frees_request || r.moves_data;
+}
+
+}  // namespace tsmpi::checks

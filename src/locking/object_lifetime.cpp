@@ -1,0 +1,641 @@
+#include "locking/object_lifetime.h"
+
+#include <tbb/concurrent_hash_map.h>
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checks/use_after_free.h"
+#include "locking/backoff.h"
+#include "locking/object_registry.h"
+#include "locking/serialize_lock.h"
+#include "runtime/function_table.h"
+#include "runtime/source_tag_key.h"
+
+namespace tsmpi::lifetime {
+
+Rule g_rules[fn::kCount];
+
+enum class State : std::uint8_t {
+  kAlive,
+  kFreeing,      // a blocking free (MPI_Win_free, MPI_File_close, ...) is under way
+  kQuarantined,  // freed by the application, not yet by the MPI
+  kReleased,     // freed by the MPI: the value may come back for a new object
+};
+
+struct Record {
+  Record(Kind k, std::uintptr_t b) : kind(k), bits(b) {}
+  std::shared_mutex lock;  // shared: calls reading the object; exclusive: updates and frees
+  const Kind kind;
+  const std::uintptr_t bits;
+  State state = State::kAlive;        // written under the exclusive lock
+  std::atomic<int> refs{1};           // references the application holds (MPI_Comm_group twice: 2)
+  std::atomic<int> users{0};          // blocking calls using it without holding the lock
+  checks::FreedBy freed_by;           // who freed it (TSMPI_CHECK only)
+};
+
+namespace {
+
+struct Key {
+  Kind kind;
+  std::uintptr_t bits;
+};
+struct KeyCompare {
+  static std::size_t hash(const Key& k) {
+    return MixedHash{}(static_cast<std::uint64_t>(k.bits) * 16 + static_cast<std::uint64_t>(k.kind));
+  }
+  static bool equal(const Key& a, const Key& b) { return a.kind == b.kind && a.bits == b.bits; }
+};
+// One record per live (or recently freed) handle; the map's own element locks only guard the
+// pointer, the record's lock guards the object.
+using Registry = tbb::concurrent_hash_map<Key, std::shared_ptr<Record>, KeyCompare>;
+Registry g_registry;
+
+unsigned g_quarantine_bound = 64;
+bool g_check = false;
+bool g_on = false;  // TSMPI_LIFETIME
+
+struct Counters {
+  std::atomic<unsigned long> adopted{0}, refused{0}, deferred{0}, released{0};
+};
+Counters g_counters;
+
+// ---- rules -------------------------------------------------------------------------------
+
+bool tracked(Kind k) { return k != Kind::kNone && k != Kind::Request; }
+
+Kind kind_named(std::string_view name) {
+  static constexpr std::pair<std::string_view, Kind> kNames[] = {
+      {"Comm", Kind::Comm}, {"Win", Kind::Win}, {"File", Kind::File}, {"Group", Kind::Group},
+      {"Datatype", Kind::Datatype}, {"Op", Kind::Op}, {"Errhandler", Kind::Errhandler},
+      {"Info", Kind::Info}, {"Request", Kind::Request}, {"Message", Kind::Message},
+      {"Session", Kind::Session}, {"Keyval", Kind::Keyval}};
+  for (auto [n, k] : kNames)
+    if (n == name) return k;
+  return Kind::kNone;
+}
+
+// Calls f(kind, item) for each item of a comma-separated table column ("Datatype[],Comm*",
+// "new:Comm,free:Info").
+template <class F>
+void for_each_kind(std::string_view list, F&& f) {
+  if (list == "-") return;
+  while (!list.empty()) {
+    std::size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    std::string_view kind = item.substr(item.find(':') == std::string_view::npos ? 0 : item.find(':') + 1);
+    f(kind_named(kind.substr(0, kind.find_first_of("[*&"))), item);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+bool names_tracked_objects(const FunctionInfo& f) {
+  bool any = false;
+  for_each_kind(f.handles, [&](Kind k, std::string_view) { any = any || tracked(k); });
+  for_each_kind(f.objects, [&](Kind k, std::string_view) { any = any || tracked(k); });
+  return any;
+}
+
+bool creates_or_frees_tracked(const FunctionInfo& f) {
+  bool any = false;
+  for_each_kind(f.objects, [&](Kind k, std::string_view) { any = any || tracked(k); });
+  return any;
+}
+
+Kind freed_kind(const FunctionInfo& f) {
+  Kind freed = Kind::kNone;
+  for_each_kind(f.objects, [&](Kind k, std::string_view item) {
+    if (item.starts_with("free:") && tracked(k)) freed = k;
+  });
+  return freed;
+}
+
+bool object_call(const FunctionInfo& f) {
+  switch (f.category) {
+    case Category::AccessOnly: case Category::UpdateRef: case Category::ReadList:
+    case Category::UpdateList: case Category::Allocate: case Category::Own:
+      return true;
+    default:
+      return creates_or_frees_tracked(f);
+  }
+}
+
+Rule rule_for(const FunctionInfo& f, const Options& o) {
+  Rule r;
+  if (f.family == Family::kInit || f.family == Family::kFinalize || f.family == Family::kThreadlevel ||
+      f.family == Family::kAbort || !names_tracked_objects(f))
+    return r;
+  const bool by_default = o.lifetime && object_call(f);
+  const bool by_check = o.check != CheckMode::Off &&
+                        (f.category == Category::CommIO || f.category == Category::Collective);
+  if (!by_default && !by_check) return r;
+  r.blocking = f.blocking;
+  r.locks = by_default;
+  if (freed_kind(f) != Kind::kNone) r.access = Access::kFree;
+  else if (f.category == Category::UpdateList) r.access = Access::kUpdate;
+  else r.access = Access::kRead;
+  return r;
+}
+
+// ---- handles the application may not free, and keys ---------------------------------------
+
+bool predefined(Kind kind, std::uintptr_t bits) {
+  if (bits == null_handle(kind)) return true;
+  switch (kind) {
+    case Kind::Comm:
+      return bits == handle_bits(MPI_COMM_WORLD) || bits == handle_bits(MPI_COMM_SELF);
+    case Kind::Group: return bits == handle_bits(MPI_GROUP_EMPTY);
+    case Kind::Errhandler:
+      return bits == handle_bits(MPI_ERRORS_ARE_FATAL) || bits == handle_bits(MPI_ERRORS_RETURN)
+#if MPI_VERSION >= 4
+             || bits == handle_bits(MPI_ERRORS_ABORT)
+#endif
+          ;
+    case Kind::Info: return bits == handle_bits(MPI_INFO_ENV);
+    case Kind::Message: return bits == handle_bits(MPI_MESSAGE_NO_PROC);
+    case Kind::Datatype: {
+      int ni, na, nd, combiner = MPI_COMBINER_NAMED;
+      PMPI_Type_get_envelope(handle_from_bits<MPI_Datatype>(bits), &ni, &na, &nd, &combiner);
+      return combiner == MPI_COMBINER_NAMED;
+    }
+    default: return false;
+  }
+}
+
+// Attribute keys and the kind of object they are for, in order of creation: a deferred
+// MPI_Comm_free or MPI_Type_free deletes the object's attributes at once, as the MPI would.
+struct KeyvalOwner {
+  std::uintptr_t keyval;
+  Kind owner;
+};
+std::mutex g_keyvals_mutex;
+std::vector<KeyvalOwner> g_keyvals;
+
+Kind keyval_owner(fn::Id id) {
+  std::string_view name = kFunctions[id].name;
+  if (name.find("Type_") != std::string_view::npos) return Kind::Datatype;
+  if (name.find("Win_") != std::string_view::npos) return Kind::Win;
+  return Kind::Comm;  // MPI_Comm_create_keyval and MPI-1's MPI_Keyval_create
+}
+
+Kind owner_of_keyval(std::uintptr_t keyval) {
+  std::lock_guard<std::mutex> g(g_keyvals_mutex);
+  for (const auto& k : g_keyvals)
+    if (k.keyval == keyval) return k.owner;
+  return Kind::Comm;
+}
+
+// Runs the delete callbacks of the attributes cached on a communicator or datatype.
+int delete_attributes(Kind kind, std::uintptr_t bits) {
+  std::vector<std::uintptr_t> keys;
+  {
+    std::lock_guard<std::mutex> g(g_keyvals_mutex);
+    for (auto it = g_keyvals.rbegin(); it != g_keyvals.rend(); ++it)
+      if (it->owner == kind) keys.push_back(it->keyval);
+  }
+  for (std::uintptr_t k : keys) {
+    int key = static_cast<int>(k), flag = 0, rc = MPI_SUCCESS;
+    void* value = nullptr;
+    if (kind == Kind::Comm) {
+      MPI_Comm c = handle_from_bits<MPI_Comm>(bits);
+      if (PMPI_Comm_get_attr(c, key, &value, &flag) == MPI_SUCCESS && flag) rc = PMPI_Comm_delete_attr(c, key);
+    } else {
+      MPI_Datatype t = handle_from_bits<MPI_Datatype>(bits);
+      if (PMPI_Type_get_attr(t, key, &value, &flag) == MPI_SUCCESS && flag) rc = PMPI_Type_delete_attr(t, key);
+    }
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+// ---- really freeing -----------------------------------------------------------------------
+
+bool deferrable(Kind k) {
+  switch (k) {
+    case Kind::Comm: case Kind::Group: case Kind::Datatype: case Kind::Op:
+    case Kind::Errhandler: case Kind::Info: case Kind::Keyval:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int mpi_free(Kind kind, std::uintptr_t bits) {
+  switch (kind) {
+    case Kind::Comm: {
+      MPI_Comm c = handle_from_bits<MPI_Comm>(bits);
+      int rc = PMPI_Comm_free(&c);
+      if (serial::enabled()) serial::after_call(fn::MPI_Comm_free, Objects{ref<Kind::Comm>(handle_from_bits<MPI_Comm>(bits)), {}}, rc);
+      return rc;
+    }
+    case Kind::Group: { MPI_Group h = handle_from_bits<MPI_Group>(bits); return PMPI_Group_free(&h); }
+    case Kind::Datatype: { MPI_Datatype h = handle_from_bits<MPI_Datatype>(bits); return PMPI_Type_free(&h); }
+    case Kind::Op: { MPI_Op h = handle_from_bits<MPI_Op>(bits); return PMPI_Op_free(&h); }
+    case Kind::Errhandler: { MPI_Errhandler h = handle_from_bits<MPI_Errhandler>(bits); return PMPI_Errhandler_free(&h); }
+    case Kind::Info: { MPI_Info h = handle_from_bits<MPI_Info>(bits); return PMPI_Info_free(&h); }
+    case Kind::Keyval: {
+      int k = static_cast<int>(bits);
+      Kind owner = owner_of_keyval(bits);
+      {
+        std::lock_guard<std::mutex> g(g_keyvals_mutex);
+        std::erase_if(g_keyvals, [&](const KeyvalOwner& o) { return o.keyval == bits; });
+      }
+      if (owner == Kind::Datatype) return PMPI_Type_free_keyval(&k);
+      if (owner == Kind::Win) return PMPI_Win_free_keyval(&k);
+      return PMPI_Comm_free_keyval(&k);
+    }
+    default: return MPI_SUCCESS;
+  }
+}
+
+// Freed objects of one kind, oldest first, with the reference tsmpi kept for each.
+struct Quarantine {
+  std::mutex mutex;
+  std::deque<std::shared_ptr<Record>> entries;
+};
+Quarantine g_quarantine[kKindCount];
+
+// Records of objects the MPI has freed, oldest first: kept so a stale handle is still refused
+// until its value comes back, forgotten beyond a bound so the registry does not grow forever.
+std::mutex g_released_mutex;
+std::deque<std::shared_ptr<Record>> g_released;
+constexpr std::size_t kReleasedBound = 1 << 14;
+
+void forget(const std::shared_ptr<Record>& r) {
+  Registry::accessor a;
+  if (g_registry.find(a, Key{r->kind, r->bits}) && a->second == r) g_registry.erase(a);
+}
+
+void remember_released(std::shared_ptr<Record> r) {
+  std::shared_ptr<Record> oldest;
+  {
+    std::lock_guard<std::mutex> g(g_released_mutex);
+    g_released.push_back(std::move(r));
+    if (g_released.size() <= kReleasedBound) return;
+    oldest = std::move(g_released.front());
+    g_released.pop_front();
+  }
+  forget(oldest);
+}
+
+void release(const std::shared_ptr<Record>& r) {
+  // Nobody uses it (users == 0, checked by the caller), and no call on it can get past its
+  // existence check; the exclusive lock orders this with such checks.
+  int rc;
+  {
+    std::unique_lock<std::shared_mutex> l(r->lock);
+    if (serial::enabled()) {
+      serial::Guard g;
+      rc = mpi_free(r->kind, r->bits);
+    } else {
+      rc = mpi_free(r->kind, r->bits);
+    }
+    // Revived meanwhile (the MPI handed out the same object again, MPI_Comm_group): the free
+    // only gave back the reference tsmpi kept, the object lives on.
+    if (r->state == State::kQuarantined) r->state = State::kReleased;
+  }
+  (void)rc;  // freeing an object MPI already accepted for freeing; nothing to tell the application
+  g_counters.released.fetch_add(1, std::memory_order_relaxed);
+  if (r->state == State::kReleased) remember_released(r);
+}
+
+// Keeps `r` in quarantine; releases the oldest entries beyond the bound that no call uses.
+void quarantine(std::shared_ptr<Record> r) {
+  Quarantine& q = g_quarantine[static_cast<int>(r->kind)];
+  std::vector<std::shared_ptr<Record>> out;
+  {
+    std::lock_guard<std::mutex> g(q.mutex);
+    q.entries.push_back(std::move(r));
+    for (auto it = q.entries.begin(); q.entries.size() > g_quarantine_bound && it != q.entries.end();) {
+      if ((*it)->users.load(std::memory_order_acquire) == 0) {
+        out.push_back(std::move(*it));
+        it = q.entries.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& e : out) release(e);
+}
+
+// ---- errors ---------------------------------------------------------------------------------
+
+int error_class(Kind k) {
+  switch (k) {
+    case Kind::Comm: return MPI_ERR_COMM;
+    case Kind::Win: return MPI_ERR_WIN;
+    case Kind::File: return MPI_ERR_FILE;
+    case Kind::Group: return MPI_ERR_GROUP;
+    case Kind::Datatype: return MPI_ERR_TYPE;
+    case Kind::Op: return MPI_ERR_OP;
+    case Kind::Info: return MPI_ERR_INFO;
+    case Kind::Keyval: return MPI_ERR_KEYVAL;
+    case Kind::Message: return MPI_ERR_REQUEST;
+#if MPI_VERSION >= 4
+    case Kind::Session: return MPI_ERR_SESSION;
+#endif
+    default: return MPI_ERR_ARG;  // MPI has no class for error handlers
+  }
+}
+
+// Raises `cls` on the handler MPI prescribes: that of the call's communicator, window or file
+// when it still exists, else the file default (MPI_FILE_NULL's) for file calls, else the
+// process default (MPI_COMM_SELF's in MPI-4, MPI_COMM_WORLD's before).
+int raise(const CallArgs& args, const Record* dead, int cls) {
+  for (int i = 0; i < args.handle_count; ++i) {
+    const HandleArg& h = args.handles[i];
+    if (h.use != Use::In && h.use != Use::InOut) continue;
+    if (h.kind != Kind::Comm && h.kind != Kind::Win && h.kind != Kind::File) continue;
+    std::uintptr_t bits = read_handle(h.kind, h.where, 0);
+    if (bits == null_handle(h.kind) || (dead->kind == h.kind && dead->bits == bits)) continue;
+    if (h.kind == Kind::Comm) return PMPI_Comm_call_errhandler(handle_from_bits<MPI_Comm>(bits), cls), cls;
+    if (h.kind == Kind::Win) return PMPI_Win_call_errhandler(handle_from_bits<MPI_Win>(bits), cls), cls;
+    return PMPI_File_call_errhandler(handle_from_bits<MPI_File>(bits), cls), cls;
+  }
+  if (dead->kind == Kind::File) return PMPI_File_call_errhandler(MPI_FILE_NULL, cls), cls;
+#if MPI_VERSION >= 4
+  PMPI_Comm_call_errhandler(MPI_COMM_SELF, cls);
+#else
+  PMPI_Comm_call_errhandler(MPI_COMM_WORLD, cls);
+#endif
+  return cls;
+}
+
+std::shared_ptr<Record> find(Kind kind, std::uintptr_t bits) {
+  Registry::const_accessor a;
+  if (!g_registry.find(a, Key{kind, bits})) return nullptr;
+  return a->second;
+}
+
+}  // namespace
+
+// ---- setup ---------------------------------------------------------------------------------
+
+bool needs(int fn_index, const Options& o) { return rule_for(kFunctions[fn_index], o).access != Access::kNone; }
+
+void init(const Options& o) {
+  g_quarantine_bound = o.quarantine;
+  g_check = o.check != CheckMode::Off;
+  g_on = o.lifetime;
+  for (int i = 0; i < fn::kCount; ++i) g_rules[i] = rule_for(kFunctions[i], o);
+}
+
+void finish() {
+  for (Quarantine& q : g_quarantine) {
+    std::deque<std::shared_ptr<Record>> all;
+    {
+      std::lock_guard<std::mutex> g(q.mutex);
+      all.swap(q.entries);
+    }
+    for (auto& r : all) release(r);
+  }
+}
+
+std::string stats_line() {
+  return "  objects: adopted=" + std::to_string(g_counters.adopted.load()) +
+         " refused=" + std::to_string(g_counters.refused.load()) +
+         " deferred_frees=" + std::to_string(g_counters.deferred.load()) +
+         " released=" + std::to_string(g_counters.released.load()) + "\n";
+}
+
+// ---- one call ------------------------------------------------------------------------------
+
+Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_rules[id]) {
+  const Kind freed = rule_.access == Access::kFree ? freed_kind(kFunctions[id]) : Kind::kNone;
+  bool first_in = true;
+  for (int i = 0; i < args.handle_count; ++i) {
+    const HandleArg& h = args.handles[i];
+    if (!tracked(h.kind) || h.use == Use::Out || h.use == Use::ArrayOut || h.count < 0) continue;
+    for (int j = 0; j < h.count; ++j) {
+      std::uintptr_t bits = read_handle(h.kind, h.where, j);
+      if (bits == null_handle(h.kind)) continue;
+      // The freed object is locked exclusively even by a check-only rule (MPI_Mrecv's message).
+      bool exclusive = (rule_.access == Access::kFree && h.kind == freed && h.use == Use::InOut) ||
+                       (rule_.locks && rule_.access == Access::kUpdate && first_in && h.use == Use::In);
+      int at = add(h.kind, bits, exclusive);
+      if (at >= 0 && exclusive && rule_.access == Access::kFree) freed_index_ = at;
+    }
+    if (h.use == Use::In) first_in = false;
+  }
+  if (count_ == 0) return;
+  freed_ = freed_index_ >= 0 ? held_at(freed_index_) : nullptr;  // the array no longer grows
+  lock_all();
+  for (int i = 0; i < count_; ++i) {
+    Held& h = *held_at(i);
+    if (h.record->state != State::kAlive) {
+      result_ = refuse(h);
+      proceed_ = false;
+      return;
+    }
+  }
+  if (freed_ && freed_->record->refs.load() <= 1) {
+    Held& f = *freed_;
+    if (deferrable(f.record->kind) && !rule_.blocking && g_quarantine_bound > 0) {
+      result_ = free_in_mpis_stead(f);
+      proceed_ = false;
+      return;
+    }
+    // The MPI frees it in this call; new calls are refused from now on.
+    f.record->state = State::kFreeing;
+    if (g_check) checks::note_free(f.record->freed_by, id_);
+  }
+  if (!rule_.locks || rule_.blocking) {
+    // Hold no lock across a call that may wait for other processes; count the call as a user
+    // instead, so the object is not really freed under it.
+    for (int i = 0; i < count_; ++i) {
+      Held& h = *held_at(i);
+      if (rule_.locks && &h != freed_) {
+        h.record->users.fetch_add(1, std::memory_order_acq_rel);
+        h.user = true;
+      }
+    }
+    unlock_all();
+    if (freed_) {
+      // A blocking free waits until calls still using the object have returned.
+      Backoff b;
+      while (freed_->record->users.load(std::memory_order_acquire) != 0) b.pause();
+    }
+  }
+}
+
+Scope::~Scope() {
+  unlock_all();
+  for (int i = 0; i < count_; ++i) {
+    Held& h = *held_at(i);
+    if (h.user) h.record->users.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  if (quarantine_) quarantine(std::move(quarantine_));
+}
+
+int Scope::add(Kind kind, std::uintptr_t bits, bool exclusive) {
+  std::shared_ptr<Record> r = find(kind, bits);
+  if (!r) return -1;  // predefined, or made where tsmpi did not see it: nothing to check
+  for (int i = 0; i < count_; ++i) {
+    Held& h = *held_at(i);
+    if (h.record == r) {
+      h.exclusive = h.exclusive || exclusive;
+      return i;
+    }
+  }
+  if (count_ == capacity_) {
+    int more = capacity_ - kInline + 16;
+    auto bigger = std::make_unique<Held[]>(more);
+    for (int i = kInline; i < count_; ++i) bigger[i - kInline] = std::move(overflow_[i - kInline]);
+    overflow_ = std::move(bigger);
+    capacity_ = kInline + more;
+  }
+  Held& h = *held_at(count_);
+  h.record = std::move(r);
+  h.exclusive = exclusive;
+  return count_++;
+}
+
+void Scope::lock_all() {
+  // One global order (by address) keeps two calls naming the same objects from deadlocking.
+  std::vector<Held*> order;
+  order.reserve(count_);
+  for (int i = 0; i < count_; ++i) order.push_back(held_at(i));
+  std::sort(order.begin(), order.end(), [](Held* a, Held* b) { return a->record.get() < b->record.get(); });
+  for (Held* h : order) {
+    if (h->exclusive) h->record->lock.lock();
+    else h->record->lock.lock_shared();
+    h->locked = true;
+  }
+}
+
+void Scope::unlock_all() {
+  for (int i = 0; i < count_; ++i) {
+    Held& h = *held_at(i);
+    if (!h.locked) continue;
+    if (h.exclusive) h.record->lock.unlock();
+    else h.record->lock.unlock_shared();
+    h.locked = false;
+  }
+}
+
+int Scope::refuse(const Held& dead) {
+  g_counters.refused.fetch_add(1, std::memory_order_relaxed);
+  const Record& r = *dead.record;
+  if (g_check) checks::report_use_after_free(id_, kind_name(r.kind), r.bits, r.freed_by);
+  unlock_all();
+  return raise(args_, &r, error_class(r.kind));
+}
+
+int Scope::free_in_mpis_stead(Held& f) {
+  Record& r = *f.record;
+  if (r.kind == Kind::Comm || r.kind == Kind::Datatype) {
+    // The MPI would run the attributes' delete callbacks now; do so, and fail as it would.
+    int rc = delete_attributes(r.kind, r.bits);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  r.state = State::kQuarantined;
+  if (g_check) checks::note_free(r.freed_by, id_);
+  for (int i = 0; i < args_.handle_count; ++i) {
+    const HandleArg& h = args_.handles[i];
+    if (h.kind == r.kind && h.use == Use::InOut) write_handle(h.kind, h.where, 0, null_handle(h.kind));
+  }
+  g_counters.deferred.fetch_add(1, std::memory_order_relaxed);
+  quarantine_ = f.record;
+  return MPI_SUCCESS;
+}
+
+int Scope::finish(int rc) {
+  if (freed_) {
+    Record& r = *freed_->record;
+    if (r.state == State::kFreeing) {
+      if (!freed_->locked) r.lock.lock();
+      r.state = rc == MPI_SUCCESS ? State::kReleased : State::kAlive;
+      if (!freed_->locked) r.lock.unlock();
+      if (rc == MPI_SUCCESS) remember_released(freed_->record);
+    } else if (rc == MPI_SUCCESS) {
+      r.refs.fetch_sub(1, std::memory_order_acq_rel);  // one of several references given back
+    }
+  }
+  if (rc == MPI_SUCCESS) adopt_outputs();
+  return rc;
+}
+
+// A handle a call returned: a new object, or one more reference to one tsmpi knows.
+static void adopt(Kind kind, std::uintptr_t bits, const std::vector<Record*>& held) {
+  if (predefined(kind, bits)) return;
+  g_counters.adopted.fetch_add(1, std::memory_order_relaxed);
+  Registry::accessor a;
+  if (g_registry.insert(a, Key{kind, bits})) {
+    a->second = std::make_shared<Record>(kind, bits);
+    return;
+  }
+  std::shared_ptr<Record> r = a->second;
+  if (std::find(held.begin(), held.end(), r.get()) != held.end()) {
+    r->refs.fetch_add(1, std::memory_order_acq_rel);  // locked by this very call, and alive
+    return;
+  }
+  std::unique_lock<std::shared_mutex> l(r->lock);
+  switch (r->state) {
+    case State::kAlive: r->refs.fetch_add(1, std::memory_order_acq_rel); return;
+    case State::kQuarantined:
+      // The MPI handed out the object again (it still exists: tsmpi keeps a reference).
+      r->state = State::kAlive;
+      r->refs.store(1, std::memory_order_release);
+      return;
+    case State::kFreeing:
+    case State::kReleased:
+      // The MPI freed it and reused the value: a new object.
+      l.unlock();
+      a->second = std::make_shared<Record>(kind, bits);
+      return;
+  }
+}
+
+void Scope::adopt_outputs() {
+  std::vector<Record*> held;
+  for (int i = 0; i < count_; ++i) held.push_back(held_at(i)->record.get());
+  for (int i = 0; i < args_.handle_count; ++i) {
+    const HandleArg& h = args_.handles[i];
+    if (!tracked(h.kind)) continue;
+    if (h.use == Use::Out) {
+      std::uintptr_t bits = read_handle(h.kind, h.where, 0);
+      adopt(h.kind, bits, held);
+      if (h.kind == Kind::Keyval && bits != null_handle(Kind::Keyval)) {
+        std::lock_guard<std::mutex> g(g_keyvals_mutex);
+        g_keyvals.push_back({bits, keyval_owner(id_)});
+      }
+    } else if (h.use == Use::ArrayOut && h.kind == Kind::Datatype && h.count > 0 && args_.handle_count > 0) {
+      // MPI_Type_get_contents: as many datatypes as the envelope of its input says.
+      int ni = 0, na = 0, nd = 0, combiner = 0;
+      std::uintptr_t in = read_handle(Kind::Datatype, args_.handles[0].where, 0);
+      if (PMPI_Type_get_envelope(handle_from_bits<MPI_Datatype>(in), &ni, &na, &nd, &combiner) != MPI_SUCCESS) continue;
+      for (int j = 0; j < std::min(nd, h.count); ++j) adopt(h.kind, read_handle(h.kind, h.where, j), held);
+    }
+  }
+}
+
+// ---- sessions ------------------------------------------------------------------------------
+
+void adopt_session(std::uintptr_t bits) {
+  if (g_on) adopt(Kind::Session, bits, {});
+}
+
+int end_session(std::uintptr_t bits) {
+  std::shared_ptr<Record> r = find(Kind::Session, bits);
+  if (!r) return MPI_SUCCESS;
+  std::unique_lock<std::shared_mutex> l(r->lock);
+  if (r->state != State::kAlive) {
+    g_counters.refused.fetch_add(1, std::memory_order_relaxed);
+    if (g_check) checks::report_use_after_free(fn::kCount, kind_name(r->kind), r->bits, r->freed_by);
+    l.unlock();
+    CallArgs none;
+    return raise(none, r.get(), error_class(Kind::Session));
+  }
+  r->state = State::kReleased;
+  if (g_check) checks::note_free(r->freed_by, fn::kCount);
+  return MPI_SUCCESS;
+}
+
+}  // namespace tsmpi::lifetime

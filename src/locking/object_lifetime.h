@@ -1,0 +1,110 @@
+// Object lifetime safety: existence checks with per-object locks on every handle kind (seed 004
+// Alg. 3.1, generalized as in its Fig. 3.3) and a bounded quarantine of freed objects.
+//
+// tsmpi keeps a record for every handle the application got from a call that creates objects.
+// A call that reads, updates or frees an object takes its record's lock (shared for reads, so
+// Read List calls never serialize with each other; exclusive for Update List calls and frees,
+// so they are atomic with respect to readers) and then checks that the object still exists. A
+// call on a freed handle returns the error class of its kind through the error handler MPI
+// prescribes. Freeing is deferred: the MPI frees the object only when it leaves the
+// quarantine, so the MPI cannot hand out the same handle value for a new object meanwhile and
+// a stale handle cannot look alive. docs/object-lifetime.md has the rules and their limits.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "fn_ids.h"
+#include "runtime/handles.h"
+#include "runtime/options.h"
+
+namespace tsmpi::lifetime {
+
+enum class Access : std::uint8_t {
+  kNone,    // not checked
+  kRead,    // shared lock on every object the call names
+  kUpdate,  // exclusive lock on the object whose list it updates (Update List)
+  kFree,    // exclusive lock on the object it frees
+};
+
+struct Rule {
+  Access access = Access::kNone;
+  bool blocking = false;  // may wait for other processes: no lock is held across it
+  bool locks = true;      // false: existence check only (communication calls under TSMPI_CHECK)
+};
+
+extern Rule g_rules[fn::kCount];
+
+// Whether object lifetime needs to see the function (activation, at MPI_Init).
+bool needs(int fn_index, const Options& o);
+// Rules from the classification table; at MPI_Init.
+void init(const Options& o);
+// Really frees everything in quarantine; at MPI_Finalize, before PMPI_Finalize.
+void finish();
+
+// Counters for TSMPI_STATS.
+std::string stats_line();
+
+// MPI-4 sessions (carried out by hand-written handlers): a session made, and one about to be
+// finalized (MPI_SUCCESS, or the error raised for a finalized session).
+void adopt_session(std::uintptr_t bits);
+int end_session(std::uintptr_t bits);
+
+struct Record;
+
+// The protection of one call, for the call's duration.
+class Scope {
+ public:
+  Scope(fn::Id id, const CallArgs& args);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+  // False when the call is already over: a handle was freed (the error has been raised), or the
+  // call was a free tsmpi carried out in the MPI's stead. result() is then its return value.
+  bool proceed() const { return proceed_; }
+  int result() const { return result_; }
+  // After the call: adopts the handles it created, finishes the free it made.
+  int finish(int rc);
+
+ private:
+  struct Held {
+    std::shared_ptr<Record> record;
+    bool exclusive = false;
+    bool locked = false;
+    bool user = false;  // counted in the record's users (blocking call, lock released)
+  };
+  static constexpr int kInline = 6;
+
+  int add(Kind kind, std::uintptr_t bits, bool exclusive);  // index of its Held, -1 if untracked
+  Held* held_at(int i) { return i < kInline ? &inline_[i] : &overflow_[i - kInline]; }
+  void lock_all();
+  void unlock_all();
+  int refuse(const Held& dead);
+  int free_in_mpis_stead(Held& h);
+  void adopt_outputs();
+
+  fn::Id id_;
+  const CallArgs& args_;
+  Rule rule_;
+  Held inline_[kInline];
+  std::unique_ptr<Held[]> overflow_;
+  int count_ = 0;
+  int capacity_ = kInline;
+  int freed_index_ = -1;
+  Held* freed_ = nullptr;      // the object the call frees
+  bool proceed_ = true;
+  int result_ = MPI_SUCCESS;
+  std::shared_ptr<Record> quarantine_;  // pushed into quarantine once the locks are released
+};
+
+template <class Body>
+int guarded(fn::Id id, const CallArgs& args, Body&& body) {
+  Scope scope(id, args);
+  if (!scope.proceed()) return scope.result();
+  return scope.finish(body());
+}
+
+}  // namespace tsmpi::lifetime
