@@ -375,10 +375,13 @@ def message_buffers(row, params):
     for i in range(len(types) - 2):
         if types[i] in ("const void *", "void *") and types[i + 1] in ("int", "MPI_Count") and types[i + 2] == "MPI_Datatype":
             found.append(i)
+    names = {n: f"a{i}" for i, (t, n) in enumerate(params) if norm_type(t) == "int"}
     out = []
     for n, i in enumerate(found):
         receive = row["family"] in ("recv", "mrecv") or (row["family"] == "sendrecv" and (n == 1 or len(found) == 1))
-        out.append(f"{{a{i}, static_cast<long long>(a{i + 1}), a{i + 2}, {str(receive).lower()}}}")
+        # The rank the data goes to or comes from: MPI_PROC_NULL moves none.
+        peer = names.get("source" if receive else "dest", "tsmpi::kNoPeer")
+        out.append(f"{{a{i}, static_cast<long long>(a{i + 1}), a{i + 2}, {str(receive).lower()}, {peer}}}")
     return out
 
 

@@ -70,12 +70,11 @@ std::string range_text(std::uintptr_t begin, std::uintptr_t end) {
 
 BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
   if (args.buffer_count == 0) return;
-  if (args.buffer_count == 1 && args.peer == MPI_PROC_NULL) return;  // moves no data
   diag::ThreadInfo& me = diag::this_thread();
   for (int i = 0; i < args.buffer_count && i < 2; ++i) {
     const BufferArg& b = args.buffers[i];
     std::uintptr_t begin, end;
-    if (!span_of(b, &begin, &end)) continue;
+    if (b.peer == MPI_PROC_NULL || !span_of(b, &begin, &end)) continue;  // MPI_PROC_NULL moves no data
     auto stack = std::make_shared<diag::Backtrace>();
     diag::capture_backtrace(*stack, 3);
     std::vector<Entry> conflicts;

@@ -19,6 +19,7 @@ Rule rule_for(const FunctionInfo& f) {
   r.collective = f.category == Category::Collective && on_object;
   r.completes = f.family == Family::kWait || f.family == Family::kTest;
   r.frees_request = std::string_view(f.name) == "MPI_Request_free";
+  r.creates_request = std::string_view(f.objects).find("new:Request") != std::string_view::npos;
   r.moves_data = f.family == Family::kSend || f.family == Family::kBsend || f.family == Family::kRecv ||
                  f.family == Family::kSendrecv || f.family == Family::kMrecv;
   return r;
@@ -32,7 +33,7 @@ void init() {
 
 bool needs(int fn_index) {
   Rule r = rule_for(kFunctions[fn_index]);
-  return r.collective || r.completes || r.frees_request || r.moves_data;
+  return r.collective || r.completes || r.frees_request || r.moves_data || r.creates_request;
 }
 
 }  // namespace tsmpi::checks

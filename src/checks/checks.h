@@ -24,6 +24,7 @@ struct Rule {
   bool completes = false;     // wait and test families: requests they complete
   bool moves_data = false;    // point-to-point with message buffers
   bool frees_request = false; // MPI_Request_free
+  bool creates_request = false; // new:Request: its requests are told from reused values
 };
 extern Rule g_rules[fn::kCount];
 void init();
@@ -36,6 +37,7 @@ int guarded(fn::Id id, const Objects& objects, const CallArgs& args, Body&& body
   RequestWaiters waiters(r.completes || r.frees_request ? args : CallArgs{}, id);
   BufferUse buffers(r.moves_data ? args : CallArgs{}, id);
   int rc = body();
+  if (r.creates_request && rc == MPI_SUCCESS) note_issued(args);
   buffers.done(rc);
   waiters.done(rc, r.frees_request);
   return rc;

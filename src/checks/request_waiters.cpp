@@ -14,6 +14,7 @@ namespace tsmpi::checks {
 namespace {
 
 struct Waiter {
+  std::uint64_t issue = 0;  // which request with this value (g_issued), 0 if never seen made
   int fn = -1;
   int thread_index = 0;
   pid_t tid = 0;
@@ -21,6 +22,25 @@ struct Waiter {
 };
 using Waiters = tbb::concurrent_hash_map<std::uintptr_t, Waiter>;
 Waiters g_waiters;
+std::vector<std::uintptr_t> g_shared;  // written at MPI_Init only
+// How many times the MPI returned each request value: tells a reused value from the request
+// another thread still waits on (the MPI frees a request inside the call that completes it).
+using Issued = tbb::concurrent_hash_map<std::uintptr_t, std::uint64_t>;
+Issued g_issued;
+
+std::uint64_t issue_of(std::uintptr_t r) {
+  Issued::const_accessor a;
+  return g_issued.find(a, r) ? a->second : 0;
+}
+
+bool shared_request(std::uintptr_t r) {
+#ifdef MPICH
+  if ((r >> 30) == 1) return true;  // MPICH's HANDLE_KIND_BUILTIN: a predefined request object
+#endif
+  for (std::uintptr_t s : g_shared)
+    if (s == r) return true;
+  return false;
+}
 
 // Calls f(slot value) for each request slot of the call's request arguments.
 template <class F>
@@ -41,22 +61,23 @@ RequestWaiters::RequestWaiters(const CallArgs& args, fn::Id id) : args_(args) {
   for_each_request(args, [&](const HandleArg& h, int j) {
     std::uintptr_t r = read_handle(Kind::Request, h.where, j);
     before_.push_back(r);
-    if (r == null_handle(Kind::Request)) return;
+    if (r == null_handle(Kind::Request) || shared_request(r)) return;
     if (!stack) {
       stack = std::make_shared<diag::Backtrace>();
       diag::capture_backtrace(*stack, 3);
     }
     Waiter other;
+    const std::uint64_t issue = issue_of(r);
     {
       Waiters::accessor a;
       if (g_waiters.insert(a, r)) {
-        a->second = Waiter{id, me.index, me.tid, stack};
+        a->second = Waiter{issue, id, me.index, me.tid, stack};
         occupied_.push_back(r);
         return;
       }
       other = a->second;
     }
-    if (other.thread_index == me.index) return;
+    if (other.thread_index == me.index || other.issue != issue) return;
     char text[160];
     std::snprintf(text, sizeof text, "request %#lx completed by two threads at once: %s and %s",
                   static_cast<unsigned long>(r), kFunctions[other.fn].name, kFunctions[id].name);
@@ -76,6 +97,29 @@ void RequestWaiters::done(int rc, bool freed) {
     bool ended = (freed && rc == MPI_SUCCESS) || read_handle(Kind::Request, h.where, j) == null_handle(Kind::Request);
     if (ended) end_buffer_use(was);
   });
+}
+
+void note_issued(const CallArgs& args) {
+  for (int i = 0; i < args.handle_count; ++i) {
+    const HandleArg& h = args.handles[i];
+    if (h.kind != Kind::Request || h.use != Use::Out) continue;
+    std::uintptr_t r = read_handle(Kind::Request, h.where, 0);
+    if (r == null_handle(Kind::Request)) continue;
+    Issued::accessor a;
+    g_issued.insert(a, r);
+    ++a->second;
+  }
+}
+
+void learn_shared_requests() {
+  int value = 0;
+  MPI_Request r[4];
+  PMPI_Isend(&value, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_SELF, &r[0]);
+  PMPI_Irecv(&value, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_SELF, &r[1]);
+  PMPI_Issend(&value, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_SELF, &r[2]);
+  PMPI_Ibsend(&value, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_SELF, &r[3]);
+  for (MPI_Request q : r) g_shared.push_back(handle_bits(q));
+  PMPI_Waitall(4, r, MPI_STATUSES_IGNORE);
 }
 
 RequestWaiters::~RequestWaiters() {

@@ -27,4 +27,13 @@ class RequestWaiters {
   std::vector<std::uintptr_t> before_;  // every slot's value when the call began
 };
 
+// A call returned new requests (its Request out-handles): a value the MPI reuses after an
+// earlier request with it was freed is a new request, not the one another thread still waits on.
+void note_issued(const CallArgs& args);
+
+// Both MPIs hand out one shared, already completed request for every operation with
+// MPI_PROC_NULL (Open MPI's ompi_request_empty, MPICH's builtin requests): many threads may
+// legitimately hold and complete it at once. Learns their values; at MPI_Init, checking on.
+void learn_shared_requests();
+
 }  // namespace tsmpi::checks

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "runtime/options.h"
@@ -21,19 +22,28 @@ const std::string& rank_label_text() { return g_rank; }
 void print_report(const std::string& what, const std::vector<Involved>& threads) {
   std::lock_guard<std::mutex> g(g_print);
   const std::string head = "tsmpi: rank " + g_rank + ": ";
-  std::string text = head + what + "\n";
-  for (const Involved& t : threads) {
-    text += head + "  thread " + std::to_string(t.thread_index) + " (tid " + std::to_string(t.tid) + ") " +
-            t.call + "\n";
-  }
-  // One write per report keeps reports of several ranks from interleaving line by line.
-  std::fputs(text.c_str(), stderr);
+  // The whole report goes out in one write: the launcher forwards each rank's output in
+  // chunks, and reports of several ranks must not interleave inside a line.
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  if (!out) return;
+  std::fprintf(out, "%s%s\n", head.c_str(), what.c_str());
+  for (const Involved& t : threads)
+    std::fprintf(out, "%s  thread %d (tid %d) %s\n", head.c_str(), t.thread_index, static_cast<int>(t.tid), t.call.c_str());
   for (const Involved& t : threads) {
     if (!t.stack) continue;
-    std::fprintf(stderr, "%s  backtrace of thread %d:\n", head.c_str(), t.thread_index);
-    print_backtrace(stderr, *t.stack, (head + "    ").c_str());
+    std::fprintf(out, "%s  backtrace of thread %d:\n", head.c_str(), t.thread_index);
+    print_backtrace(out, *t.stack, (head + "    ").c_str());
   }
+  std::fclose(out);
   std::fflush(stderr);
+  for (std::size_t done = 0; done < size;) {
+    ssize_t n = write(STDERR_FILENO, text + done, size - done);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  std::free(text);
 }
 
 void report_error(const std::string& what, const std::vector<Involved>& threads) {

@@ -78,6 +78,8 @@ struct Objects {
 // How a call uses one of its handle parameters (the table's handle forms).
 enum class Use : std::uint8_t { In, Out, InOut, ArrayIn, ArrayOut, ArrayInOut };
 
+inline constexpr int kNoPeer = -32768;
+
 // One handle parameter: `where` points at the handle (In: the wrapper's copy of the argument;
 // otherwise the application's variable or array of `count` handles, count < 0 if unknown).
 struct HandleArg {
@@ -87,14 +89,13 @@ struct HandleArg {
   int count;
 };
 
-inline constexpr int kNoPeer = -32768;
-
 // A message buffer of a point-to-point call (buffer, count, datatype), for TSMPI_CHECK.
 struct BufferArg {
   const void* buf;
   long long count;
   MPI_Datatype type;
   bool receive;  // written by the call (a receive; MPI_Sendrecv_replace's buffer)
+  int peer;      // the rank it goes to or comes from (kNoPeer if not an argument)
 };
 
 // What the generated wrapper tells the hooked path about the arguments beyond Objects.

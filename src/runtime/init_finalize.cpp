@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "checks/request_waiters.h"
 #include "diagnostics/hang_watchdog.h"
 #include "diagnostics/report.h"
 #include "locking/admission.h"
@@ -143,6 +144,10 @@ int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
   matching::start_policy(o, g_init.tsmpi_provided == MPI_THREAD_MULTIPLE);
   own::g_enabled = g_init.tsmpi_provided == MPI_THREAD_MULTIPLE;
   activate(o);
+  if (o.check != CheckMode::Off) {
+    NestingScope inside(tl_thread);
+    checks::learn_shared_requests();
+  }
   g_init.world_initialized.store(true);
   diag::set_rank_label(rank_label());
   diag::start_hang_watchdog(o);

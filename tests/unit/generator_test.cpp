@@ -146,3 +146,22 @@ TEST(Generator, RoutesReceiveSideFamiliesToTheProbePolicies) {
   EXPECT_NE(table.find("Family::kWait, \"free:Request\", \"Request&\", Strategy::kPoll, true}"), std::string::npos)
       << table;
 }
+
+// Object lifetime, checking mode and the watchdog learn the arguments from CallArgs: each
+// handle with its kind and use, the source or dest, and a point-to-point call's buffers.
+TEST(Generator, DescribesHandlesPeersAndBuffersToTheHook) {
+  GeneratorRun r = generate("table_counterparts.table", "callargs", "exports_with_counterparts.txt");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string wrappers = read_all(r.outdir / "wrappers_0.cpp") + read_all(r.outdir / "wrappers_1.cpp");
+  EXPECT_NE(wrappers.find("const tsmpi::HandleArg handles[] = {{tsmpi::Kind::Datatype, tsmpi::Use::In, (void*)&a2, 1}, "
+                          "{tsmpi::Kind::Comm, tsmpi::Use::In, (void*)&a5, 1}};"),
+            std::string::npos)
+      << wrappers;
+  EXPECT_NE(wrappers.find("const tsmpi::BufferArg buffers[] = {{a0, static_cast<long long>(a1), a2, false, a3}};"),
+            std::string::npos);
+  EXPECT_NE(wrappers.find("tsmpi::CallArgs{handles, 2, a3, buffers, 1}"), std::string::npos);  // MPI_Send: dest
+  EXPECT_NE(wrappers.find("{tsmpi::Kind::Comm, tsmpi::Use::In, (void*)&a0, 1}, {tsmpi::Kind::Comm, tsmpi::Use::Out, (void*)a1, 1}"),
+            std::string::npos);  // MPI_Comm_dup
+  EXPECT_NE(wrappers.find("{tsmpi::Kind::Request, tsmpi::Use::InOut, (void*)a0, 1}"), std::string::npos);  // MPI_Wait
+  EXPECT_NE(wrappers.find("tsmpi::CallArgs{nullptr, 0, tsmpi::kNoPeer, nullptr, 0}"), std::string::npos);  // MPI_Wtime
+}
