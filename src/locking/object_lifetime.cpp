@@ -1,11 +1,14 @@
 #include "locking/object_lifetime.h"
 
+#include <link.h>
 #include <tbb/concurrent_hash_map.h>
 
+#include <cstring>
 #include <algorithm>
 #include <atomic>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -58,6 +61,8 @@ using Registry = tbb::concurrent_hash_map<Key, std::shared_ptr<Record>, KeyCompa
 Registry g_registry;
 
 unsigned g_quarantine_bound = 64;
+// Records per kind ever made: a kind the program never made objects of needs no lookup.
+std::atomic<unsigned long> g_live[kKindCount];
 bool g_check = false;
 bool g_on = false;  // TSMPI_LIFETIME
 
@@ -146,8 +151,10 @@ Rule rule_for(const FunctionInfo& f, const Options& o) {
 
 // ---- handles the application may not free, and keys ---------------------------------------
 
+bool builtin(Kind kind, std::uintptr_t bits);
+
 bool predefined(Kind kind, std::uintptr_t bits) {
-  if (bits == null_handle(kind)) return true;
+  if (bits == null_handle(kind) || builtin(kind, bits)) return true;
   switch (kind) {
     case Kind::Comm:
       return bits == handle_bits(MPI_COMM_WORLD) || bits == handle_bits(MPI_COMM_SELF);
@@ -368,7 +375,35 @@ int raise(const CallArgs& args, const Record* dead, int cls) {
   return cls;
 }
 
+// Where the MPI library's own data lies (Open MPI's predefined objects are its globals:
+// ompi_mpi_comm_world, ompi_mpi_int, ...): found once at MPI_Init.
+std::uintptr_t g_library_begin = 0, g_library_end = 0;
+
+int find_library(dl_phdr_info* info, std::size_t, void*) {
+  if (!info->dlpi_name || !std::strstr(info->dlpi_name, "/libmpi.so")) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    std::uintptr_t b = info->dlpi_addr + ph.p_vaddr, e = b + ph.p_memsz;
+    if (!g_library_begin || b < g_library_begin) g_library_begin = b;
+    g_library_end = std::max(g_library_end, e);
+  }
+  return 1;
+}
+
+// A predefined handle, told without a lookup: MPICH's builtin handle kind, or an object inside
+// the MPI library (Open MPI). Such handles are never in the registry.
+bool builtin(Kind kind, std::uintptr_t bits) {
+#ifdef MPICH
+  (void)kind;
+  return (bits >> 30) == 1;  // HANDLE_KIND_BUILTIN
+#else
+  return kind != Kind::Keyval && bits >= g_library_begin && bits < g_library_end;
+#endif
+}
+
 std::shared_ptr<Record> find(Kind kind, std::uintptr_t bits) {
+  if (builtin(kind, bits) || g_live[static_cast<int>(kind)].load(std::memory_order_relaxed) == 0) return nullptr;
   Registry::const_accessor a;
   if (!g_registry.find(a, Key{kind, bits})) return nullptr;
   return a->second;
@@ -384,6 +419,7 @@ void init(const Options& o) {
   g_quarantine_bound = o.quarantine;
   g_check = o.check != CheckMode::Off;
   g_on = o.lifetime;
+  if (!g_library_end) dl_iterate_phdr(find_library, nullptr);
   for (int i = 0; i < fn::kCount; ++i) g_rules[i] = rule_for(kFunctions[i], o);
 }
 
@@ -406,6 +442,17 @@ std::string stats_line() {
 }
 
 // ---- one call ------------------------------------------------------------------------------
+
+bool may_concern_tracked(const CallArgs& args) {
+  for (int i = 0; i < args.handle_count; ++i) {
+    const HandleArg& h = args.handles[i];
+    if (!tracked(h.kind)) continue;
+    if (h.use != Use::In) return true;  // creates, frees or rewrites handles: always looked at
+    std::uintptr_t bits = read_handle(h.kind, h.where, 0);
+    if (!builtin(h.kind, bits) && g_live[static_cast<int>(h.kind)].load(std::memory_order_relaxed) != 0) return true;
+  }
+  return false;
+}
 
 Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_rules[id]) {
   const Kind freed = rule_.access == Access::kFree ? freed_kind(kFunctions[id]) : Kind::kNone;
@@ -471,6 +518,7 @@ Scope::~Scope() {
     Held& h = *held_at(i);
     if (h.user) h.record->users.fetch_sub(1, std::memory_order_acq_rel);
   }
+  for (int i = 0; i < count_ && i < kInline; ++i) inline_.held[i].~Held();
   if (quarantine_) quarantine(std::move(quarantine_));
 }
 
@@ -491,22 +539,24 @@ int Scope::add(Kind kind, std::uintptr_t bits, bool exclusive) {
     overflow_ = std::move(bigger);
     capacity_ = kInline + more;
   }
-  Held& h = *held_at(count_);
-  h.record = std::move(r);
-  h.exclusive = exclusive;
+  Held* h = count_ < kInline ? new (&inline_.held[count_]) Held : held_at(count_);
+  h->record = std::move(r);
+  h->exclusive = exclusive;
   return count_++;
 }
 
 void Scope::lock_all() {
-  // One global order (by address) keeps two calls naming the same objects from deadlocking.
-  std::vector<Held*> order;
-  order.reserve(count_);
-  for (int i = 0; i < count_; ++i) order.push_back(held_at(i));
-  std::sort(order.begin(), order.end(), [](Held* a, Held* b) { return a->record.get() < b->record.get(); });
-  for (Held* h : order) {
-    if (h->exclusive) h->record->lock.lock();
-    else h->record->lock.lock_shared();
-    h->locked = true;
+  // One global order (by address) keeps two calls naming the same objects from deadlocking:
+  // each round locks the lowest record not yet locked (calls name a handful of objects).
+  for (int round = 0; round < count_; ++round) {
+    Held* next = nullptr;
+    for (int i = 0; i < count_; ++i) {
+      Held* h = held_at(i);
+      if (!h->locked && (!next || h->record.get() < next->record.get())) next = h;
+    }
+    if (next->exclusive) next->record->lock.lock();
+    else next->record->lock.lock_shared();
+    next->locked = true;
   }
 }
 
@@ -569,6 +619,7 @@ static void adopt(Kind kind, std::uintptr_t bits, const std::vector<Record*>& he
   Registry::accessor a;
   if (g_registry.insert(a, Key{kind, bits})) {
     a->second = std::make_shared<Record>(kind, bits);
+    g_live[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
     return;
   }
   std::shared_ptr<Record> r = a->second;
@@ -594,6 +645,10 @@ static void adopt(Kind kind, std::uintptr_t bits, const std::vector<Record*>& he
 }
 
 void Scope::adopt_outputs() {
+  bool any = false;
+  for (int i = 0; i < args_.handle_count; ++i)
+    any = any || args_.handles[i].use == Use::Out || args_.handles[i].use == Use::ArrayOut;
+  if (!any) return;
   std::vector<Record*> held;
   for (int i = 0; i < count_; ++i) held.push_back(held_at(i)->record.get());
   for (int i = 0; i < args_.handle_count; ++i) {

@@ -79,7 +79,7 @@ class Scope {
   static constexpr int kInline = 6;
 
   int add(Kind kind, std::uintptr_t bits, bool exclusive);  // index of its Held, -1 if untracked
-  Held* held_at(int i) { return i < kInline ? &inline_[i] : &overflow_[i - kInline]; }
+  Held* held_at(int i) { return i < kInline ? &inline_.held[i] : &overflow_[i - kInline]; }
   void lock_all();
   void unlock_all();
   int refuse(const Held& dead);
@@ -89,7 +89,15 @@ class Scope {
   fn::Id id_;
   const CallArgs& args_;
   Rule rule_;
-  Held inline_[kInline];
+  // Constructed only as far as used: most calls name one or two objects, and zeroing the
+  // whole array was most of the cost of a call on an untracked handle.
+  struct Inline {
+    union {
+      Held held[kInline];
+    };
+    Inline() {}
+    ~Inline() {}
+  } inline_;
   std::unique_ptr<Held[]> overflow_;
   int count_ = 0;
   int capacity_ = kInline;
@@ -100,8 +108,13 @@ class Scope {
   std::shared_ptr<Record> quarantine_;  // pushed into quarantine once the locks are released
 };
 
+// False when the call names only handles tsmpi cannot know (predefined ones, kinds the
+// program made no object of) and creates none: then there is nothing to lock or check.
+bool may_concern_tracked(const CallArgs& args);
+
 template <class Body>
 int guarded(fn::Id id, const CallArgs& args, Body&& body) {
+  if (!may_concern_tracked(args)) return body();
   Scope scope(id, args);
   if (!scope.proceed()) return scope.result();
   return scope.finish(body());

@@ -2,6 +2,7 @@
    usage: check_detections MODE [twin]
      collective: rank 0's two threads in MPI_Barrier on one communicator at once
                  (twin: on two communicators)
+     fence:      rank 0's two threads in MPI_Win_fence on one window at once (twin: two windows)
      request:    rank 0's two threads MPI_Wait on one request (twin: each on its own)
      buffer:     a receive into a buffer a pending receive writes, and a send of a buffer a
                  receive in flight writes (twin: disjoint parts of the same array)
@@ -16,6 +17,14 @@ static MPI_Comm comm_a, comm_b;
 static MPI_Request shared_req, own_req[2];
 static int recv_vals[2];
 static MPI_Info info_a, info_b, stale_a;
+static MPI_Win win_a, win_b;
+
+static void* fence_thread(void* p) {
+  int t = *(int*)p;
+  if (t == 1) usleep(300000);
+  MPI_Win_fence(0, t == 0 || !twin ? win_a : win_b);
+  return NULL;
+}
 
 static void* collective_thread(void* p) {
   int t = *(int*)p;
@@ -63,6 +72,19 @@ int main(int argc, char** argv) {
     }
     MPI_Comm_free(&comm_a);
     MPI_Comm_free(&comm_b);
+  } else if (!strcmp(mode, "fence")) {
+    int mem[2][4];
+    MPI_Win_create(mem[0], sizeof mem[0], sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win_a);
+    MPI_Win_create(mem[1], sizeof mem[1], sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win_b);
+    if (rank == 0) {
+      run_threads(2, fence_thread, ids, sizeof ids[0]);
+    } else {
+      sleep(1);
+      MPI_Win_fence(0, win_a);
+      MPI_Win_fence(0, twin ? win_b : win_a);
+    }
+    MPI_Win_free(&win_a);
+    MPI_Win_free(&win_b);
   } else if (!strcmp(mode, "request")) {
     if (rank == 0) {
       if (twin) {
