@@ -9,8 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "diagnostics/report.h"
-#include "diagnostics/threads.h"
+#include "checks/mark.h"
 #include "runtime/function_table.h"
 
 namespace tsmpi::checks {
@@ -20,10 +19,7 @@ struct Entry {
   std::uintptr_t begin, end;
   bool receive;
   std::uintptr_t request = 0;  // its nonblocking operation's request, once known
-  int fn;
-  int thread_index;
-  pid_t tid;
-  std::shared_ptr<diag::Backtrace> stack;
+  Mark mark;
 };
 
 // Buffers in use, by start address. A global lock: this is checking mode only.
@@ -70,13 +66,11 @@ std::string range_text(std::uintptr_t begin, std::uintptr_t end) {
 
 BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
   if (args.buffer_count == 0) return;
-  diag::ThreadInfo& me = diag::this_thread();
   for (int i = 0; i < args.buffer_count && i < 2; ++i) {
     const BufferArg& b = args.buffers[i];
     std::uintptr_t begin, end;
     if (b.peer == MPI_PROC_NULL || !span_of(b, &begin, &end)) continue;  // MPI_PROC_NULL moves no data
-    auto stack = std::make_shared<diag::Backtrace>();
-    diag::capture_backtrace(*stack, 3);
+    Mark me = mark_here(id, 2);
     std::vector<Entry> conflicts;
     {
       std::lock_guard<std::mutex> g(g_mutex);
@@ -86,7 +80,7 @@ BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
         if (e.end > begin && (b.receive || e.receive)) conflicts.push_back(e);
       }
       std::uint64_t token = g_next_token++;
-      g_entries.emplace(token, Entry{begin, end, b.receive, 0, id, me.index, me.tid, stack});
+      g_entries.emplace(token, Entry{begin, end, b.receive, 0, me});
       g_by_start.emplace(begin, token);
       g_longest = std::max(g_longest, end - begin);
       tokens_[entries_++] = token;
@@ -95,10 +89,9 @@ BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
       const char* what = b.receive && e.receive ? "a receive into a buffer a pending receive still writes"
                          : b.receive            ? "a receive into a buffer a send in flight still reads"
                                                 : "a send of a buffer a receive in flight is writing";
-      diag::report_error(std::string(what) + ": " + kFunctions[id].name + " on " + range_text(begin, end) +
-                             " overlaps " + kFunctions[e.fn].name + " on " + range_text(e.begin, e.end),
-                         {{e.thread_index, e.tid, std::string("in ") + kFunctions[e.fn].name + " (began first)", e.stack.get()},
-                          {me.index, me.tid, std::string("in ") + kFunctions[id].name, stack.get()}});
+      diag::report_error(std::string(what) + ": " + fn_name(id) + " on " + range_text(begin, end) + " overlaps " +
+                             fn_name(e.mark.fn) + " on " + range_text(e.begin, e.end),
+                         {involved(e.mark, "began first, in"), involved(me, "in")});
     }
   }
 }

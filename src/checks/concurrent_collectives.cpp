@@ -3,23 +3,15 @@
 #include <tbb/concurrent_hash_map.h>
 
 #include <cstdio>
-#include <memory>
+#include <string>
 
-#include "diagnostics/report.h"
-#include "diagnostics/threads.h"
-#include "runtime/function_table.h"
+#include "checks/mark.h"
 
 namespace tsmpi::checks {
 namespace {
 
-struct Occupant {
-  int fn = -1;
-  int thread_index = 0;
-  pid_t tid = 0;
-  std::shared_ptr<diag::Backtrace> stack;
-};
 // (kind, handle) -> the thread in a collective on it.
-using Occupancy = tbb::concurrent_hash_map<std::uint64_t, Occupant>;
+using Occupancy = tbb::concurrent_hash_map<std::uint64_t, Mark>;
 Occupancy g_occupied;
 
 std::uint64_t key_of(const HandleRef& h) { return (static_cast<std::uint64_t>(h.bits) << 4) | static_cast<std::uint64_t>(h.kind); }
@@ -35,25 +27,21 @@ std::string describe(const HandleRef& h) {
 CollectiveEntry::CollectiveEntry(const HandleRef& object, fn::Id id) : object_(object) {
   if (object.kind != Kind::Comm && object.kind != Kind::Win && object.kind != Kind::File) return;
   if (object.bits == null_handle(object.kind)) return;
-  diag::ThreadInfo& me = diag::this_thread();
-  auto stack = std::make_shared<diag::Backtrace>();
-  diag::capture_backtrace(*stack, 3);
-  Occupant other;
+  Mark me = mark_here(id, 2);
+  Mark other;
   {
     Occupancy::accessor a;
     if (g_occupied.insert(a, key_of(object))) {
-      a->second = Occupant{id, me.index, me.tid, std::move(stack)};
+      a->second = me;
       occupied_ = true;
       return;
     }
     other = a->second;
   }
-  if (other.thread_index == me.index) return;
+  if (other.thread_index == me.thread_index) return;
   diag::report_error("two threads in collective calls on the same " + describe(object) + " at once: " +
-                         kFunctions[other.fn].name + " and " + kFunctions[id].name,
-                     {{other.thread_index, other.tid, std::string("in ") + kFunctions[other.fn].name + " (began first)",
-                       other.stack.get()},
-                      {me.index, me.tid, std::string("in ") + kFunctions[id].name, stack.get()}});
+                         fn_name(other.fn) + " and " + fn_name(id),
+                     {involved(other, "began first, in"), involved(me, "in")});
 }
 
 CollectiveEntry::~CollectiveEntry() {

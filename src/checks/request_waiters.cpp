@@ -6,19 +6,14 @@
 #include <memory>
 
 #include "checks/buffer_conflicts.h"
-#include "diagnostics/report.h"
-#include "diagnostics/threads.h"
-#include "runtime/function_table.h"
+#include "checks/mark.h"
 
 namespace tsmpi::checks {
 namespace {
 
 struct Waiter {
   std::uint64_t issue = 0;  // which request with this value (g_issued), 0 if never seen made
-  int fn = -1;
-  int thread_index = 0;
-  pid_t tid = 0;
-  std::shared_ptr<diag::Backtrace> stack;
+  Mark mark;
 };
 using Waiters = tbb::concurrent_hash_map<std::uintptr_t, Waiter>;
 Waiters g_waiters;
@@ -56,34 +51,28 @@ void for_each_request(const CallArgs& args, F&& f) {
 
 RequestWaiters::RequestWaiters(const CallArgs& args, fn::Id id) : args_(args) {
   if (args.handle_count == 0) return;
-  diag::ThreadInfo& me = diag::this_thread();
-  std::shared_ptr<diag::Backtrace> stack;
+  Mark me;
   for_each_request(args, [&](const HandleArg& h, int j) {
     std::uintptr_t r = read_handle(Kind::Request, h.where, j);
     before_.push_back(r);
     if (r == null_handle(Kind::Request) || shared_request(r)) return;
-    if (!stack) {
-      stack = std::make_shared<diag::Backtrace>();
-      diag::capture_backtrace(*stack, 3);
-    }
+    if (!me.stack) me = mark_here(id, 3);
     Waiter other;
     const std::uint64_t issue = issue_of(r);
     {
       Waiters::accessor a;
       if (g_waiters.insert(a, r)) {
-        a->second = Waiter{issue, id, me.index, me.tid, stack};
+        a->second = Waiter{issue, me};
         occupied_.push_back(r);
         return;
       }
       other = a->second;
     }
-    if (other.thread_index == me.index || other.issue != issue) return;
+    if (other.mark.thread_index == me.thread_index || other.issue != issue) return;
     char text[160];
     std::snprintf(text, sizeof text, "request %#lx completed by two threads at once: %s and %s",
-                  static_cast<unsigned long>(r), kFunctions[other.fn].name, kFunctions[id].name);
-    diag::report_error(text, {{other.thread_index, other.tid, std::string("in ") + kFunctions[other.fn].name + " (began first)",
-                               other.stack.get()},
-                              {me.index, me.tid, std::string("in ") + kFunctions[id].name, stack.get()}});
+                  static_cast<unsigned long>(r), fn_name(other.mark.fn), fn_name(id));
+    diag::report_error(text, {involved(other.mark, "began first, in"), involved(me, "in")});
   });
 }
 

@@ -5,20 +5,13 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <memory>
 
-#include "diagnostics/backtrace.h"
-#include "fn_ids.h"
+#include "checks/mark.h"
 
 namespace tsmpi::checks {
 
 // Who freed an object: kept in its lifetime record (only when checking is on).
-struct FreedBy {
-  int fn = -1;  // fn::Id, fn::kCount for MPI_Session_finalize
-  int thread_index = 0;
-  pid_t tid = 0;
-  std::unique_ptr<diag::Backtrace> stack;
-};
+using FreedBy = Mark;
 
 // The calling thread frees the object now.
 void note_free(FreedBy& by, int fn);
