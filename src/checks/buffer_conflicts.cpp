@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "checks/mark.h"
+#include "locking/serialize_lock.h"
 #include "runtime/function_table.h"
 
 namespace tsmpi::checks {
@@ -47,9 +48,12 @@ void erase_locked(std::uint64_t token) {
 bool span_of(const BufferArg& b, std::uintptr_t* begin, std::uintptr_t* end) {
   if (!b.buf || b.count <= 0 || b.type == MPI_DATATYPE_NULL) return false;
   MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  if (PMPI_Type_size_x(b.type, &size) != MPI_SUCCESS || size <= 0) return false;
-  PMPI_Type_get_extent_x(b.type, &lb, &extent);
-  PMPI_Type_get_true_extent_x(b.type, &true_lb, &true_extent);
+  int rc = serial::locked([&] {
+    PMPI_Type_get_extent_x(b.type, &lb, &extent);
+    PMPI_Type_get_true_extent_x(b.type, &true_lb, &true_extent);
+    return PMPI_Type_size_x(b.type, &size);
+  });
+  if (rc != MPI_SUCCESS || size <= 0) return false;
   if (extent != size || true_extent != size) return false;
   *begin = reinterpret_cast<std::uintptr_t>(b.buf) + static_cast<std::uintptr_t>(true_lb);
   *end = *begin + static_cast<std::uintptr_t>(size) * static_cast<std::uintptr_t>(b.count);

@@ -169,7 +169,7 @@ bool predefined(Kind kind, std::uintptr_t bits) {
     case Kind::Message: return bits == handle_bits(MPI_MESSAGE_NO_PROC);
     case Kind::Datatype: {
       int ni, na, nd, combiner = MPI_COMBINER_NAMED;
-      PMPI_Type_get_envelope(handle_from_bits<MPI_Datatype>(bits), &ni, &na, &nd, &combiner);
+      serial::locked([&] { return PMPI_Type_get_envelope(handle_from_bits<MPI_Datatype>(bits), &ni, &na, &nd, &combiner); });
       return combiner == MPI_COMBINER_NAMED;
     }
     default: return false;
@@ -355,7 +355,7 @@ int error_class(Kind k) {
 // Raises `cls` on the handler MPI prescribes: that of the call's communicator, window or file
 // when it still exists, else the file default (MPI_FILE_NULL's) for file calls, else the
 // process default (MPI_COMM_SELF's in MPI-4, MPI_COMM_WORLD's before).
-int raise(const CallArgs& args, const Record* dead, int cls) {
+int raise_unlocked(const CallArgs& args, const Record* dead, int cls) {
   for (int i = 0; i < args.handle_count; ++i) {
     const HandleArg& h = args.handles[i];
     if (h.use != Use::In && h.use != Use::InOut) continue;
@@ -400,6 +400,10 @@ bool builtin(Kind kind, std::uintptr_t bits) {
 #else
   return kind != Kind::Keyval && bits >= g_library_begin && bits < g_library_end;
 #endif
+}
+
+int raise(const CallArgs& args, const Record* dead, int cls) {
+  return serial::locked([&] { return raise_unlocked(args, dead, cls); });
 }
 
 std::shared_ptr<Record> find(Kind kind, std::uintptr_t bits) {
@@ -582,7 +586,7 @@ int Scope::free_in_mpis_stead(Held& f) {
   Record& r = *f.record;
   if (r.kind == Kind::Comm || r.kind == Kind::Datatype) {
     // The MPI would run the attributes' delete callbacks now; do so, and fail as it would.
-    int rc = delete_attributes(r.kind, r.bits);
+    int rc = serial::locked([&] { return delete_attributes(r.kind, r.bits); });
     if (rc != MPI_SUCCESS) return rc;
   }
   r.state = State::kQuarantined;
@@ -665,7 +669,9 @@ void Scope::adopt_outputs() {
       // MPI_Type_get_contents: as many datatypes as the envelope of its input says.
       int ni = 0, na = 0, nd = 0, combiner = 0;
       std::uintptr_t in = read_handle(Kind::Datatype, args_.handles[0].where, 0);
-      if (PMPI_Type_get_envelope(handle_from_bits<MPI_Datatype>(in), &ni, &na, &nd, &combiner) != MPI_SUCCESS) continue;
+      if (serial::locked([&] { return PMPI_Type_get_envelope(handle_from_bits<MPI_Datatype>(in), &ni, &na, &nd, &combiner); }) !=
+          MPI_SUCCESS)
+        continue;
       for (int j = 0; j < std::min(nd, h.count); ++j) adopt(h.kind, read_handle(h.kind, h.where, j), held);
     }
   }

@@ -20,4 +20,13 @@ class Guard {
   Guard& operator=(const Guard&) = delete;
 };
 
+// f() under the lock in serialize mode, as it is otherwise: for the short local MPI calls
+// tsmpi makes itself (queries, error handler calls, attribute deletion).
+template <class F>
+auto locked(F&& f) {
+  if (!enabled()) return f();
+  Guard g;
+  return f();
+}
+
 }  // namespace tsmpi::serial
