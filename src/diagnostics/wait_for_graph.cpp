@@ -99,8 +99,12 @@ std::vector<std::string> acyclic_lines(const std::map<int, RankSummary>& ranks, 
     lines.push_back(line);
   }
   for (const auto& [rank, s] : ranks)
-    for (const BlockedCall& c : s.calls)
-      if (!with_edge.count(&c)) lines.push_back("  " + call_text(ranks, rank, c) + " waits for no rank tsmpi can name");
+    for (const BlockedCall& c : s.calls) {
+      if (with_edge.count(&c)) continue;
+      const bool all_in = c.kind == WaitKind::Collective && !c.members.empty();
+      lines.push_back("  " + call_text(ranks, rank, c) +
+                      (all_in ? ": every member is blocked in it too" : " waits for no rank tsmpi can name"));
+    }
   return lines;
 }
 
