@@ -42,11 +42,20 @@ constexpr std::uint64_t kNsPerSecond = 1000000000ull;
 constexpr int kSummaryTag = 7;  // the only tag on the private communicator
 // A backtrace request unanswered after this long is given up (the thread may block signals).
 constexpr auto kAnswerWait = std::chrono::seconds(1);
+// How long the watchdog waits for serialize mode's lock before leaving the MPI alone.
+constexpr auto kLockWait = std::chrono::milliseconds(200);
 // Calls younger than this are shown by their handle only: their object may already be freed
 // by the time the watchdog would ask the MPI for its members.
 constexpr std::uint64_t kSettledNs = kNsPerSecond;
 
 // ---- State -------------------------------------------------------------------------------
+
+struct PendingReceive {
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<int> buf;  // alive as long as the Watchdog: a request given up may still fill it
+  int count = 0;
+  int source = -1;
+};
 
 struct Watchdog {
   std::mutex m;
@@ -65,6 +74,7 @@ struct Watchdog {
   std::vector<int> outgoing;      // the summary being sent; alive until the send completes
   MPI_Request send = MPI_REQUEST_NULL;
   std::vector<std::pair<int, std::uint64_t>> shared_calls;  // (thread, since) of the last summary
+  PendingReceive incoming;              // rank 0: the summary being received
   std::map<int, RankSummary> gathered;  // rank 0: summaries by world rank
   std::uint64_t first_summary_ns = 0;
   bool analyzed = false;
@@ -79,16 +89,39 @@ Watchdog& wd() {
 
 std::uint64_t timeout_ns() { return static_cast<std::uint64_t>(wd().timeout_s) * kNsPerSecond; }
 
-// Serialize mode: every MPI call under its lock. The watchdog's calls never block.
+// Serialize mode: every MPI call of the watchdog thread under its lock (its calls never block).
+// Taken with a bounded wait, because a program thread may hold it across a blocking call
+// (serialize mode's blocking-locked calls: MPI_Win_lock, individual file I/O, ...) and the
+// watchdog must still report: without it, the watchdog leaves the MPI alone this time.
 class MpiLock {
  public:
   MpiLock() {
-    if (serial::enabled()) g_.emplace();
+    if (!serial::enabled()) return;
+    const auto deadline = Clock::now() + kLockWait;
+    while (!(held_ = serial::mpi_lock().try_lock()) && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ok_ = held_;
   }
+  ~MpiLock() {
+    if (held_) serial::mpi_lock().unlock();
+  }
+  MpiLock(const MpiLock&) = delete;
+  MpiLock& operator=(const MpiLock&) = delete;
+  explicit operator bool() const { return ok_; }
 
  private:
-  std::optional<serial::Guard> g_;
+  bool held_ = false;
+  bool ok_ = true;
 };
+
+// The calling thread of MPI_Init or MPI_Finalize: no other thread can be in the MPI then (or it
+// must leave it for MPI_Finalize to proceed), so a plain wait for the lock.
+template <class F>
+void with_lock(F&& f) {
+  if (!serial::enabled()) return f();
+  serial::Guard g;
+  f();
+}
 
 // ---- Backtraces of other threads -----------------------------------------------------------
 
@@ -235,6 +268,7 @@ std::vector<Seen> snapshot_threads() {
 
 struct Members {
   bool known = false;
+  bool busy = false;  // serialize mode's lock was not free: ask again later
   bool inter = false;
   std::vector<int> local;   // world ranks, in the object's rank order
   std::vector<int> remote;  // an intercommunicator's remote group
@@ -271,8 +305,10 @@ Members comm_members(MPI_Comm c) {
 
 // Local MPI calls only (group queries): safe under serialize mode's lock.
 Members members_of(const HandleRef& o) {
-  MpiLock lock;
   Members m;
+  MpiLock lock;
+  m.busy = !lock;
+  if (m.busy) return m;
   MPI_Group g;
   switch (o.kind) {
     case Kind::Comm: return comm_members(handle_from_bits<MPI_Comm>(o.bits));
@@ -382,48 +418,14 @@ std::string call_text(const Seen& s, std::uint64_t now) {
 
 // ---- Gathering at world rank 0 -------------------------------------------------------------
 
-// Completes a receive in locked steps, so serialize mode's lock is never held waiting. The
-// message has arrived (probed), so this is quick; should it not be, the receive is cancelled.
-bool complete_receive(MPI_Request& r) {
-  const auto deadline = Clock::now() + 5 * kAnswerWait;
-  for (bool cancelled = false;;) {
-    int done = 0;
-    {
-      MpiLock lock;
-      if (PMPI_Test(&r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
-      if (done) return !cancelled;
-      if (!cancelled && Clock::now() > deadline) cancelled = PMPI_Cancel(&r) == MPI_SUCCESS;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
-
-// Receives one summary that has arrived on the private communicator, if any.
-std::optional<RankSummary> receive_summary() {
-  Watchdog& w = wd();
-  int flag = 0, count = 0;
-  MPI_Status st;
-  {
-    MpiLock lock;
-    if (PMPI_Iprobe(MPI_ANY_SOURCE, kSummaryTag, w.comm, &flag, &st) != MPI_SUCCESS || !flag) return std::nullopt;
-    PMPI_Get_count(&st, MPI_INT, &count);
-  }
-  std::vector<int> buf(static_cast<std::size_t>(std::max(count, 1)));
-  MPI_Request r = MPI_REQUEST_NULL;
-  {
-    MpiLock lock;
-    if (PMPI_Irecv(buf.data(), count, MPI_INT, st.MPI_SOURCE, kSummaryTag, w.comm, &r) != MPI_SUCCESS)
-      return std::nullopt;
-  }
-  RankSummary s;
-  if (!complete_receive(r) || !decode_summary(buf.data(), count, s) || s.rank != st.MPI_SOURCE) return RankSummary{};
-  return s;
-}
-
 void add_summary(RankSummary s) {
   Watchdog& w = wd();
-  if (w.analyzed || s.rank < 0) return;  // too late for the graph already printed
+  if (w.analyzed) return;  // too late for the graph already printed
   if (w.first_summary_ns == 0) w.first_summary_ns = now_ns();
+  if (s.calls.empty()) {
+    w.gathered.erase(s.rank);  // its blocked calls have ended
+    return;
+  }
   w.gathered[s.rank] = std::move(s);
 }
 
@@ -440,14 +442,59 @@ void analyze_when_due() {
   print_report(text, {});
 }
 
+// Starts receiving a summary that has arrived, if any (nonblocking: serialize mode's lock is
+// never held waiting).
+bool start_receive() {
+  Watchdog& w = wd();
+  PendingReceive& in = w.incoming;
+  MpiLock lock;
+  if (!lock) return false;
+  int flag = 0;
+  MPI_Status st;
+  if (PMPI_Iprobe(MPI_ANY_SOURCE, kSummaryTag, w.comm, &flag, &st) != MPI_SUCCESS || !flag) return false;
+  PMPI_Get_count(&st, MPI_INT, &in.count);
+  in.buf.assign(static_cast<std::size_t>(std::max(in.count, 1)), 0);
+  in.source = st.MPI_SOURCE;
+  if (PMPI_Irecv(in.buf.data(), in.count, MPI_INT, in.source, kSummaryTag, w.comm, &in.request) != MPI_SUCCESS) {
+    in.request = MPI_REQUEST_NULL;
+    return false;
+  }
+  return true;
+}
+
+// True once the receive in progress is complete (its summary kept if it is one); a long
+// summary may take a few periods.
+bool finish_receive() {
+  PendingReceive& in = wd().incoming;
+  int done = 0;
+  {
+    MpiLock lock;
+    if (!lock) return false;
+    if (PMPI_Test(&in.request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      in.request = MPI_REQUEST_NULL;
+      return true;
+    }
+  }
+  if (!done) return false;
+  RankSummary s;
+  if (decode_summary(in.buf.data(), in.count, s) && s.rank == in.source) add_summary(std::move(s));
+  return true;
+}
+
+void receive_summaries() {
+  for (;;) {
+    if (wd().incoming.request == MPI_REQUEST_NULL && !start_receive()) return;
+    if (!finish_receive()) return;
+  }
+}
+
 // Whether the ranks' summaries can meet at rank 0 (see open_private_comm).
 bool gathering() { return wd().size == 1 || wd().comm != MPI_COMM_NULL; }
 
 void gather() {
   Watchdog& w = wd();
   if (w.rank != 0 || !gathering()) return;
-  if (w.comm != MPI_COMM_NULL)
-    while (std::optional<RankSummary> s = receive_summary()) add_summary(std::move(*s));
+  if (w.comm != MPI_COMM_NULL) receive_summaries();
   analyze_when_due();
 }
 
@@ -457,8 +504,8 @@ bool send_done() {
   if (w.send == MPI_REQUEST_NULL) return true;
   int done = 0;
   MpiLock lock;
-  PMPI_Test(&w.send, &done, MPI_STATUS_IGNORE);
-  return done;
+  if (lock && PMPI_Test(&w.send, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) w.send = MPI_REQUEST_NULL;
+  return w.send == MPI_REQUEST_NULL;
 }
 
 // Rank 0 keeps its own summary; the others send theirs. False while the previous summary is
@@ -471,9 +518,12 @@ bool share_summary(const RankSummary& s) {
     return true;
   }
   if (!send_done()) return false;
-  w.outgoing = encode_summary(s);
   MpiLock lock;
-  PMPI_Isend(w.outgoing.data(), static_cast<int>(w.outgoing.size()), MPI_INT, 0, kSummaryTag, w.comm, &w.send);
+  if (!lock) return false;
+  w.outgoing = encode_summary(s);
+  if (PMPI_Isend(w.outgoing.data(), static_cast<int>(w.outgoing.size()), MPI_INT, 0, kSummaryTag, w.comm,
+                 &w.send) != MPI_SUCCESS)
+    w.send = MPI_REQUEST_NULL;
   return true;
 }
 
@@ -489,13 +539,15 @@ std::vector<std::pair<int, std::uint64_t>> blocked_key(const std::vector<Seen>& 
   return key;
 }
 
-// The calls blocked for N seconds or more, as the wait-for graph sees them.
-RankSummary summarize(const std::vector<Seen>& seen, std::uint64_t now) {
+// The calls blocked for N seconds or more, as the wait-for graph sees them; nothing if the
+// members of their objects cannot be asked for now.
+std::optional<RankSummary> summarize(const std::vector<Seen>& seen, std::uint64_t now) {
   RankSummary r;
   r.rank = wd().rank;
   for (const Seen& s : seen) {
     if (!blocked(s, now)) continue;
     const Members m = members_of(s.object);
+    if (m.busy) return std::nullopt;
     BlockedCall c;
     c.thread = s.index;
     c.fn = s.fn;
@@ -512,7 +564,8 @@ void share_blocked_calls(const std::vector<Seen>& seen, std::uint64_t now) {
   Watchdog& w = wd();
   auto key = blocked_key(seen, now);
   if (key == w.shared_calls) return;
-  if (share_summary(summarize(seen, now))) w.shared_calls = std::move(key);
+  const std::optional<RankSummary> summary = summarize(seen, now);
+  if (summary && share_summary(*summary)) w.shared_calls = std::move(key);
 }
 
 // After the report, threads that block later (or calls that end) still reach rank 0, which
@@ -614,31 +667,34 @@ void open_private_comm() {
   int level = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&level);
   if (w.size == 1 || (level != MPI_THREAD_MULTIPLE && !serial::enabled())) return;
-  MpiLock lock;
-  if (PMPI_Comm_dup(MPI_COMM_WORLD, &w.comm) != MPI_SUCCESS) {
-    w.comm = MPI_COMM_NULL;
-    return;
-  }
-  PMPI_Comm_set_errhandler(w.comm, MPI_ERRORS_RETURN);  // a failure here must not end the job
+  with_lock([&] {
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &w.comm) != MPI_SUCCESS) w.comm = MPI_COMM_NULL;
+    // A failure on it must not end the job.
+    if (w.comm != MPI_COMM_NULL) PMPI_Comm_set_errhandler(w.comm, MPI_ERRORS_RETURN);
+  });
+}
+
+// Gives up a request: cancelled, then freed, so nothing waits for it. Its buffer is part of
+// the Watchdog, which is never freed.
+void abandon(MPI_Request& r) {
+  if (r == MPI_REQUEST_NULL) return;
+  int done = 0;
+  if (PMPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) return;
+  PMPI_Cancel(&r);
+  PMPI_Request_free(&r);
 }
 
 // In MPI_Finalize's thread, after the watchdog thread has ended: summaries that arrived are
-// received, a send still pending is cancelled and freed, the communicator is freed.
+// received, a send or receive still in progress is given up, the communicator is freed.
 void close_private_comm() {
   Watchdog& w = wd();
   if (w.comm == MPI_COMM_NULL) return;
-  while (receive_summary()) {
-  }
-  MpiLock lock;
-  if (w.send != MPI_REQUEST_NULL) {
-    int done = 0;
-    PMPI_Test(&w.send, &done, MPI_STATUS_IGNORE);
-    if (!done) {
-      PMPI_Cancel(&w.send);
-      PMPI_Request_free(&w.send);  // w.outgoing stays allocated: the MPI may still read it
-    }
-  }
-  PMPI_Comm_free(&w.comm);
+  if (w.rank == 0) receive_summaries();
+  with_lock([&] {
+    abandon(w.incoming.request);
+    abandon(w.send);
+    PMPI_Comm_free(&w.comm);
+  });
 }
 
 }  // namespace
