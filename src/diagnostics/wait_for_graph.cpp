@@ -185,6 +185,7 @@ std::vector<WaitEdge> find_cycle(const std::vector<WaitEdge>& edges) {
 }
 
 std::vector<std::string> describe_wait_for(const std::map<int, RankSummary>& ranks, int world_size) {
+  if (ranks.empty()) return {"no wait-for graph: every blocked call reported has ended"};
   const std::vector<WaitEdge> edges = wait_for_edges(ranks);
   const std::vector<WaitEdge> cycle = find_cycle(edges);
   if (cycle.empty()) return acyclic_lines(ranks, edges, world_size);

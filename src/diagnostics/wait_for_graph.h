@@ -56,7 +56,8 @@ std::vector<WaitEdge> wait_for_edges(const std::map<int, RankSummary>& ranks);
 std::vector<WaitEdge> find_cycle(const std::vector<WaitEdge>& edges);
 
 // The lines rank 0 prints (without the "tsmpi: rank R: " prefix): the cycle in one line, or,
-// without one, every edge and every blocked call that gave none.
+// without one, every edge and every blocked call that gave none. `ranks` holds the ranks with
+// blocked calls (a rank whose calls have all ended is left out).
 std::vector<std::string> describe_wait_for(const std::map<int, RankSummary>& ranks, int world_size);
 
 // "{0,1,4-7}": world ranks in increasing order, runs of three or more as ranges.

@@ -133,6 +133,11 @@ TEST(WaitForGraph, LargeCountVariantIsTheSameCollective) {
   EXPECT_TRUE(wait_for_edges(ranks).empty());
 }
 
+TEST(WaitForGraph, NothingLeftToDraw) {
+  EXPECT_EQ(describe_wait_for({}, 4),
+            std::vector<std::string>{"no wait-for graph: every blocked call reported has ended"});
+}
+
 TEST(WaitForGraph, SummaryRoundTripsThroughInts) {
   RankSummary s{7, {collective("MPI_Bcast", {0, 7, 9}, 2), p2p("MPI_Recv", WaitKind::Recv, kPeerAny, 4)}};
   std::vector<int> v = encode_summary(s);
