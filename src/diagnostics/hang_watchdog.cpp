@@ -219,7 +219,9 @@ struct Seen {
 };
 
 // The thread's call as one consistent record: `fn` is published last by the thread, so the
-// fields read between two equal reads of (fn, since) belong to that call.
+// fields read between two equal reads of (fn, since) belong to that call. (Two short calls of
+// one function starting at the same clock reading could mix; a call that lasts, the only kind
+// the watchdog reports on, cannot.)
 Seen read_thread(const ThreadInfo& t) {
   Seen s;
   s.index = t.index;
