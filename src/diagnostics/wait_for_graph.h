@@ -1,0 +1,66 @@
+// The hang watchdog's cross-rank view (docs/hang-watchdog.md): each rank whose watchdog fires
+// sends world rank 0 a summary of its blocked calls (and a new one when they change); rank 0
+// builds the wait-for graph between ranks from the latest summaries and names a cycle. No MPI
+// calls here (unit-tested in tests/unit).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tsmpi::diag {
+
+// What a blocked call waits for, as far as the graph is concerned.
+enum class WaitKind : int {
+  Other = 0,       // waits for something tsmpi cannot name (a request, a lock, ...)
+  Collective = 1,  // blocking collective: every member of its communicator, window or file
+  Send = 2,        // blocking send: its destination
+  Recv = 3,        // blocking receive or probe: its source
+};
+
+// BlockedCall::peer when the call has no single world rank to wait for.
+inline constexpr int kPeerNone = -1;     // no source/dest argument
+inline constexpr int kPeerAny = -2;      // MPI_ANY_SOURCE
+inline constexpr int kPeerNull = -3;     // MPI_PROC_NULL
+inline constexpr int kPeerUnknown = -4;  // not translatable to a world rank
+
+struct BlockedCall {
+  int thread = 0;  // ThreadInfo::index on its rank
+  int fn = -1;     // fn::Id (every rank loads the same libtsmpi, so ids agree)
+  WaitKind kind = WaitKind::Other;
+  int peer = kPeerNone;      // world rank of the source or dest, or a kPeer* value
+  std::vector<int> members;  // world ranks of the object's members, empty if unknown
+};
+
+struct RankSummary {
+  int rank = -1;  // world rank
+  std::vector<BlockedCall> calls;
+};
+
+// The message a rank sends: plain ints, so it travels as MPI_INT between any two ranks.
+std::vector<int> encode_summary(const RankSummary& s);
+// False (and `out` unspecified) if the ints are not a summary this version wrote.
+bool decode_summary(const int* data, int count, RankSummary& out);
+
+struct WaitEdge {
+  int from = -1;
+  int to = -1;
+  const BlockedCall* call = nullptr;  // the call of `from` that waits; points into the summaries
+};
+
+// A rank blocked in a collective waits for every member not blocked in the same collective
+// (same function, same members); a blocked send waits for its destination, a blocked receive
+// or probe for its source. Calls waiting for anything else give no edge.
+std::vector<WaitEdge> wait_for_edges(const std::map<int, RankSummary>& ranks);
+
+// One cycle of the graph, starting at its smallest rank; empty if the graph has none.
+std::vector<WaitEdge> find_cycle(const std::vector<WaitEdge>& edges);
+
+// The lines rank 0 prints (without the "tsmpi: rank R: " prefix): the cycle in one line, or,
+// without one, every edge and every blocked call that gave none. `ranks` holds the ranks with
+// blocked calls (a rank whose calls have all ended is left out).
+std::vector<std::string> describe_wait_for(const std::map<int, RankSummary>& ranks, int world_size);
+
+// "{0,1,4-7}": world ranks in increasing order, runs of three or more as ranges.
+std::string rank_set(std::vector<int> ranks);
+
+}  // namespace tsmpi::diag
