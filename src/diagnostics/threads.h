@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "diagnostics/backtrace.h"
+#include "runtime/config.h"
 #include "runtime/handles.h"
 
 namespace tsmpi::diag {
@@ -30,7 +31,14 @@ struct ThreadInfo {
 };
 
 // The calling thread's entry, made and registered on first use; unregistered when it ends.
-ThreadInfo& this_thread();
+// The pointer is an initial-exec thread-local (one %fs-relative load); the entry itself is a
+// thread_local with a destructor, reached only on the first call.
+extern constinit TSMPI_TLS ThreadInfo* tl_info;
+ThreadInfo& register_this_thread();
+inline ThreadInfo& this_thread() {
+  if (TSMPI_LIKELY(tl_info != nullptr)) return *tl_info;
+  return register_this_thread();
+}
 
 // Calls f(ThreadInfo&) for every live registered thread, under the registry's lock (a thread
 // ending waits until it is released).
