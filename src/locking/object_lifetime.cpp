@@ -1,11 +1,11 @@
 #include "locking/object_lifetime.h"
 
 #include <link.h>
-#include <tbb/concurrent_hash_map.h>
+#include <tbb/concurrent_unordered_map.h>
 
-#include <cstring>
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <new>
@@ -40,6 +40,7 @@ struct Record {
   State state = State::kAlive;        // written under the exclusive lock
   std::atomic<int> refs{1};           // references the application holds (MPI_Comm_group twice: 2)
   std::atomic<int> users{0};          // blocking calls using it without holding the lock
+  std::uint32_t generation = 0;       // objects this handle value has named (under the lock)
   checks::FreedBy freed_by;           // who freed it (TSMPI_CHECK only)
 };
 
@@ -49,15 +50,18 @@ struct Key {
   Kind kind;
   std::uintptr_t bits;
 };
-struct KeyCompare {
-  static std::size_t hash(const Key& k) {
+struct KeyHash {
+  std::size_t operator()(const Key& k) const {
     return MixedHash{}(static_cast<std::uint64_t>(k.bits) * 16 + static_cast<std::uint64_t>(k.kind));
   }
-  static bool equal(const Key& a, const Key& b) { return a.kind == b.kind && a.bits == b.bits; }
 };
-// One record per live (or recently freed) handle; the map's own element locks only guard the
-// pointer, the record's lock guards the object.
-using Registry = tbb::concurrent_hash_map<Key, std::shared_ptr<Record>, KeyCompare>;
+struct KeyEqual {
+  bool operator()(const Key& a, const Key& b) const { return a.kind == b.kind && a.bits == b.bits; }
+};
+// One record per handle value ever adopted, never erased: lookups are lock-free, and a record
+// once found stays valid. When the MPI reuses a value for a new object the record is reset in
+// place (a new generation). The map is bounded by the distinct values the MPI hands out.
+using Registry = tbb::concurrent_unordered_map<Key, Record*, KeyHash, KeyEqual>;
 Registry g_registry;
 
 unsigned g_quarantine_bound = 64;
@@ -265,34 +269,11 @@ int mpi_free(Kind kind, std::uintptr_t bits) {
 // Freed objects of one kind, oldest first, with the reference tsmpi kept for each.
 struct Quarantine {
   std::mutex mutex;
-  std::deque<std::shared_ptr<Record>> entries;
+  std::deque<Record*> entries;
 };
 Quarantine g_quarantine[kKindCount];
 
-// Records of objects the MPI has freed, oldest first: kept so a stale handle is still refused
-// until its value comes back, forgotten beyond a bound so the registry does not grow forever.
-std::mutex g_released_mutex;
-std::deque<std::shared_ptr<Record>> g_released;
-constexpr std::size_t kReleasedBound = 1 << 14;
-
-void forget(const std::shared_ptr<Record>& r) {
-  Registry::accessor a;
-  if (g_registry.find(a, Key{r->kind, r->bits}) && a->second == r) g_registry.erase(a);
-}
-
-void remember_released(std::shared_ptr<Record> r) {
-  std::shared_ptr<Record> oldest;
-  {
-    std::lock_guard<std::mutex> g(g_released_mutex);
-    g_released.push_back(std::move(r));
-    if (g_released.size() <= kReleasedBound) return;
-    oldest = std::move(g_released.front());
-    g_released.pop_front();
-  }
-  forget(oldest);
-}
-
-void release(const std::shared_ptr<Record>& r) {
+void release(Record* r) {
   // Nobody uses it (users == 0, checked by the caller), and no call on it can get past its
   // existence check; the exclusive lock orders this with such checks.
   int rc;
@@ -310,26 +291,25 @@ void release(const std::shared_ptr<Record>& r) {
   }
   (void)rc;  // freeing an object MPI already accepted for freeing; nothing to tell the application
   g_counters.released.fetch_add(1, std::memory_order_relaxed);
-  if (r->state == State::kReleased) remember_released(r);
 }
 
 // Keeps `r` in quarantine; releases the oldest entries beyond the bound that no call uses.
-void quarantine(std::shared_ptr<Record> r) {
+void quarantine(Record* r) {
   Quarantine& q = g_quarantine[static_cast<int>(r->kind)];
-  std::vector<std::shared_ptr<Record>> out;
+  std::vector<Record*> out;
   {
     std::lock_guard<std::mutex> g(q.mutex);
-    q.entries.push_back(std::move(r));
+    q.entries.push_back(r);
     for (auto it = q.entries.begin(); q.entries.size() > g_quarantine_bound && it != q.entries.end();) {
       if ((*it)->users.load(std::memory_order_acquire) == 0) {
-        out.push_back(std::move(*it));
+        out.push_back(*it);
         it = q.entries.erase(it);
       } else {
         ++it;
       }
     }
   }
-  for (auto& e : out) release(e);
+  for (Record* e : out) release(e);
 }
 
 // ---- errors ---------------------------------------------------------------------------------
@@ -406,11 +386,14 @@ int raise(const CallArgs& args, const Record* dead, int cls) {
   return serial::locked([&] { return raise_unlocked(args, dead, cls); });
 }
 
-std::shared_ptr<Record> find(Kind kind, std::uintptr_t bits) {
+Record* find_recorded(Kind kind, std::uintptr_t bits) {
+  auto it = g_registry.find(Key{kind, bits});
+  return it == g_registry.end() ? nullptr : it->second;
+}
+
+Record* find(Kind kind, std::uintptr_t bits) {
   if (builtin(kind, bits) || g_live[static_cast<int>(kind)].load(std::memory_order_relaxed) == 0) return nullptr;
-  Registry::const_accessor a;
-  if (!g_registry.find(a, Key{kind, bits})) return nullptr;
-  return a->second;
+  return find_recorded(kind, bits);
 }
 
 }  // namespace
@@ -429,12 +412,12 @@ void init(const Options& o) {
 
 void finish() {
   for (Quarantine& q : g_quarantine) {
-    std::deque<std::shared_ptr<Record>> all;
+    std::deque<Record*> all;
     {
       std::lock_guard<std::mutex> g(q.mutex);
       all.swap(q.entries);
     }
-    for (auto& r : all) release(r);
+    for (Record* r : all) release(r);
   }
 }
 
@@ -480,6 +463,7 @@ Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_ru
   lock_all();
   for (int i = 0; i < count_; ++i) {
     Held& h = *held_at(i);
+    h.generation = h.record->generation;
     if (h.record->state != State::kAlive) {
       result_ = refuse(h);
       proceed_ = false;
@@ -523,11 +507,11 @@ Scope::~Scope() {
     if (h.user) h.record->users.fetch_sub(1, std::memory_order_acq_rel);
   }
   for (int i = 0; i < count_ && i < kInline; ++i) inline_.held[i].~Held();
-  if (quarantine_) quarantine(std::move(quarantine_));
+  if (quarantine_) quarantine(quarantine_);
 }
 
 int Scope::add(Kind kind, std::uintptr_t bits, bool exclusive) {
-  std::shared_ptr<Record> r = find(kind, bits);
+  Record* r = find(kind, bits);
   if (!r) return -1;  // predefined, or made where tsmpi did not see it: nothing to check
   for (int i = 0; i < count_; ++i) {
     Held& h = *held_at(i);
@@ -544,7 +528,7 @@ int Scope::add(Kind kind, std::uintptr_t bits, bool exclusive) {
     capacity_ = kInline + more;
   }
   Held* h = count_ < kInline ? new (&inline_.held[count_]) Held : held_at(count_);
-  h->record = std::move(r);
+  h->record = r;
   h->exclusive = exclusive;
   return count_++;
 }
@@ -556,7 +540,7 @@ void Scope::lock_all() {
     Held* next = nullptr;
     for (int i = 0; i < count_; ++i) {
       Held* h = held_at(i);
-      if (!h->locked && (!next || h->record.get() < next->record.get())) next = h;
+      if (!h->locked && (!next || h->record < next->record)) next = h;
     }
     if (next->exclusive) next->record->lock.lock();
     else next->record->lock.lock_shared();
@@ -603,13 +587,11 @@ int Scope::free_in_mpis_stead(Held& f) {
 int Scope::finish(int rc) {
   if (freed_) {
     Record& r = *freed_->record;
-    if (r.state == State::kFreeing) {
-      if (!freed_->locked) r.lock.lock();
-      r.state = rc == MPI_SUCCESS ? State::kReleased : State::kAlive;
-      if (!freed_->locked) r.lock.unlock();
-      if (rc == MPI_SUCCESS) remember_released(freed_->record);
-    } else if (rc == MPI_SUCCESS) {
-      r.refs.fetch_sub(1, std::memory_order_acq_rel);  // one of several references given back
+    std::unique_lock<std::shared_mutex> l(r.lock, std::defer_lock);
+    if (!freed_->locked) l.lock();  // a blocking free released it for the call
+    if (r.generation == freed_->generation) {  // else the MPI already reused the value
+      if (r.state == State::kFreeing) r.state = rc == MPI_SUCCESS ? State::kReleased : State::kAlive;
+      else if (rc == MPI_SUCCESS) r.refs.fetch_sub(1, std::memory_order_acq_rel);  // one of several references
     }
   }
   if (rc == MPI_SUCCESS) adopt_outputs();
@@ -620,14 +602,18 @@ int Scope::finish(int rc) {
 static void adopt(Kind kind, std::uintptr_t bits, const std::vector<Record*>& held) {
   if (predefined(kind, bits)) return;
   g_counters.adopted.fetch_add(1, std::memory_order_relaxed);
-  Registry::accessor a;
-  if (g_registry.insert(a, Key{kind, bits})) {
-    a->second = std::make_shared<Record>(kind, bits);
-    g_live[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
-    return;
+  Record* r = find_recorded(kind, bits);
+  if (!r) {
+    Record* fresh = new Record(kind, bits);
+    auto [it, inserted] = g_registry.insert({Key{kind, bits}, fresh});
+    if (inserted) {
+      g_live[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    delete fresh;  // another thread recorded the value first
+    r = it->second;
   }
-  std::shared_ptr<Record> r = a->second;
-  if (std::find(held.begin(), held.end(), r.get()) != held.end()) {
+  if (std::find(held.begin(), held.end(), r) != held.end()) {
     r->refs.fetch_add(1, std::memory_order_acq_rel);  // locked by this very call, and alive
     return;
   }
@@ -641,9 +627,11 @@ static void adopt(Kind kind, std::uintptr_t bits, const std::vector<Record*>& he
       return;
     case State::kFreeing:
     case State::kReleased:
-      // The MPI freed it and reused the value: a new object.
-      l.unlock();
-      a->second = std::make_shared<Record>(kind, bits);
+      // The MPI freed it and reused the value: a new object, in the same record.
+      r->state = State::kAlive;
+      r->refs.store(1, std::memory_order_release);
+      ++r->generation;
+      r->freed_by = checks::FreedBy{};
       return;
   }
 }
@@ -654,7 +642,7 @@ void Scope::adopt_outputs() {
     any = any || args_.handles[i].use == Use::Out || args_.handles[i].use == Use::ArrayOut;
   if (!any) return;
   std::vector<Record*> held;
-  for (int i = 0; i < count_; ++i) held.push_back(held_at(i)->record.get());
+  for (int i = 0; i < count_; ++i) held.push_back(held_at(i)->record);
   for (int i = 0; i < args_.handle_count; ++i) {
     const HandleArg& h = args_.handles[i];
     if (!tracked(h.kind)) continue;
@@ -684,7 +672,7 @@ void adopt_session(std::uintptr_t bits) {
 }
 
 int end_session(std::uintptr_t bits) {
-  std::shared_ptr<Record> r = find(Kind::Session, bits);
+  Record* r = find(Kind::Session, bits);
   if (!r) return MPI_SUCCESS;
   std::unique_lock<std::shared_mutex> l(r->lock);
   if (r->state != State::kAlive) {
@@ -692,7 +680,7 @@ int end_session(std::uintptr_t bits) {
     if (g_check) checks::report_use_after_free(fn::kCount, kind_name(r->kind), r->bits, r->freed_by);
     l.unlock();
     CallArgs none;
-    return raise(none, r.get(), error_class(Kind::Session));
+    return raise(none, r, error_class(Kind::Session));
   }
   r->state = State::kReleased;
   if (g_check) checks::note_free(r->freed_by, fn::kCount);

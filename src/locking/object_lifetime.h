@@ -71,7 +71,8 @@ class Scope {
 
  private:
   struct Held {
-    std::shared_ptr<Record> record;
+    Record* record = nullptr;  // registry records are never freed
+    std::uint32_t generation = 0;  // of the record when locked: a reset record names a new object
     bool exclusive = false;
     bool locked = false;
     bool user = false;  // counted in the record's users (blocking call, lock released)
@@ -105,7 +106,7 @@ class Scope {
   Held* freed_ = nullptr;      // the object the call frees
   bool proceed_ = true;
   int result_ = MPI_SUCCESS;
-  std::shared_ptr<Record> quarantine_;  // pushed into quarantine once the locks are released
+  Record* quarantine_ = nullptr;  // pushed into quarantine once the locks are released
 };
 
 // False when the call names only handles tsmpi cannot know (predefined ones, kinds the
