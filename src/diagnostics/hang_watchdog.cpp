@@ -287,7 +287,7 @@ std::string object_text(const HandleRef& o, const Members& m) {
 std::string peer_text(int fn, int peer, const Members& m) {
   if (peer == kNoPeer) return "";
   const Family f = kFunctions[fn].family;
-  const char* role = (f == Family::kSend || f == Family::kSendrecv) ? "dest"
+  const char* role = (f == Family::kSend || f == Family::kBsend || f == Family::kSendrecv) ? "dest"
                      : (f == Family::kRecv || f == Family::kProbe || f == Family::kMprobe) ? "source"
                                                                                              : "rank";
   const int w = peer_world_rank(peer, m);
@@ -311,6 +311,7 @@ WaitKind wait_kind(int fn) {
   if (f.category == Category::Collective || builds_communicator(f)) return WaitKind::Collective;
   switch (f.family) {
     case Family::kSend:
+    case Family::kBsend:
     case Family::kSendrecv: return WaitKind::Send;
     case Family::kRecv:
     case Family::kProbe:
