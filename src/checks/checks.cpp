@@ -16,7 +16,7 @@ Rule rule_for(const FunctionInfo& f) {
   std::string_view handles = f.handles;
   const bool on_object = handles.find("Comm") != std::string_view::npos || handles.find("Win") != std::string_view::npos ||
                          handles.find("File") != std::string_view::npos;
-  r.collective = f.category == Category::Collective && on_object;
+  r.collective = (f.category == Category::Collective && on_object) || builds_communicator(f);
   r.completes = f.family == Family::kWait || f.family == Family::kTest;
   r.frees_request = std::string_view(f.name) == "MPI_Request_free";
   r.creates_request = std::string_view(f.objects).find("new:Request") != std::string_view::npos;

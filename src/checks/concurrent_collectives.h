@@ -1,5 +1,5 @@
-// TSMPI_CHECK: two threads of a process in collective calls on the same communicator, window
-// or file at once (seed 004 §3.5.1: MPI forbids it; messages of the two may be matched with
+// TSMPI_CHECK: two threads of a process in collective calls (communicator constructors
+// included) on the same communicator, window or file at once (seed 004 §3.5.1: MPI forbids it; messages of the two may be matched with
 // each other). Each collective occupies its object for its duration; a second thread finding
 // it occupied is reported with both threads' calls and backtraces.
 #pragma once

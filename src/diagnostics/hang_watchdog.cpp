@@ -298,13 +298,6 @@ std::string peer_text(int fn, int peer, const Members& m) {
   return s + std::to_string(peer) + " (rank in the communicator)";
 }
 
-// Communicator constructors are collective over their input communicator (Gropp & Thakur file
-// them under Own); MPI_Comm_create_group is collective over its group only.
-bool builds_communicator(const FunctionInfo& f) {
-  return std::string_view(f.objects).starts_with("new:Comm") && std::string_view(f.handles).starts_with("Comm,") &&
-         std::string_view(f.name) != "MPI_Comm_create_group";
-}
-
 WaitKind wait_kind(int fn) {
   const FunctionInfo& f = kFunctions[fn];
   if (!f.blocking) return WaitKind::Other;

@@ -36,4 +36,11 @@ extern const FunctionInfo kFunctions[fn::kCount];
 // Index of a function by name, -1 if this build does not wrap it.
 int find_function(std::string_view name);
 
+// A communicator constructor: collective over its input communicator although Gropp & Thakur
+// file most of them under Own (MPI_Comm_create_group is collective over its group only).
+inline bool builds_communicator(const FunctionInfo& f) {
+  return std::string_view(f.objects).starts_with("new:Comm") && std::string_view(f.handles).starts_with("Comm,") &&
+         std::string_view(f.name) != "MPI_Comm_create_group";
+}
+
 }  // namespace tsmpi

@@ -2,6 +2,8 @@
    usage: check_detections MODE [twin]
      collective: rank 0's two threads in MPI_Barrier on one communicator at once
                  (twin: on two communicators)
+     dup:        rank 0's two threads in MPI_Comm_dup of one communicator at once (a constructor
+                 is collective over its input; twin: of two communicators)
      fence:      rank 0's two threads in MPI_Win_fence on one window at once (twin: two windows)
      request:    rank 0's two threads MPI_Wait on one request (twin: each on its own)
      buffer:     a receive into a buffer a pending receive writes, and a send of a buffer a
@@ -18,6 +20,15 @@ static MPI_Request shared_req, own_req[2];
 static int recv_vals[2];
 static MPI_Info info_a, info_b, stale_a;
 static MPI_Win win_a, win_b;
+
+static void* dup_thread(void* p) {
+  int t = *(int*)p;
+  if (t == 1) usleep(300000);
+  MPI_Comm out;
+  MPI_Comm_dup(t == 0 || !twin ? comm_a : comm_b, &out);
+  MPI_Comm_free(&out);
+  return NULL;
+}
 
 static void* fence_thread(void* p) {
   int t = *(int*)p;
@@ -69,6 +80,21 @@ int main(int argc, char** argv) {
       sleep(1);
       MPI_Barrier(comm_a);
       MPI_Barrier(twin ? comm_b : comm_a);
+    }
+    MPI_Comm_free(&comm_a);
+    MPI_Comm_free(&comm_b);
+  } else if (!strcmp(mode, "dup")) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_a);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_b);
+    if (rank == 0) {
+      run_threads(2, dup_thread, ids, sizeof ids[0]);
+    } else {
+      MPI_Comm out;
+      sleep(1);
+      MPI_Comm_dup(comm_a, &out);
+      MPI_Comm_free(&out);
+      MPI_Comm_dup(twin ? comm_b : comm_a, &out);
+      MPI_Comm_free(&out);
     }
     MPI_Comm_free(&comm_a);
     MPI_Comm_free(&comm_b);
