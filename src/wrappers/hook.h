@@ -1,7 +1,9 @@
 // The hooked path of a generated wrapper. A wrapper reaches here only when fn_active says its
-// function has work to do: count it, mark the thread as inside the MPI, and in serialize mode
-// carry it out by its strategy (src/locking/serialize.h). Protections attach here by category
-// and strategy, in the manner of Score-P's wrapgen2 tasks.
+// function has work to do: record the call for the hang watchdog, count it, mark the thread as
+// inside the MPI, then, outermost first: the attached buffer's lock (Own), checking mode, object
+// lifetime, the probe policy, and serialize mode's strategy (src/locking/serialize.h). Each
+// protection is one mechanism applied to the functions its rule selects from the table, in the
+// manner of Score-P's wrapgen2 tasks.
 #pragma once
 #include <type_traits>
 #include <utility>
