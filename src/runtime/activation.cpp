@@ -1,6 +1,7 @@
 #include "runtime/activation.h"
 
 #include "matching/probe_policy.h"
+#include <mutex>
 #include <string_view>
 
 #include "checks/checks.h"
@@ -42,10 +43,14 @@ void activate(const Options& o) {
 }
 
 void activate_request_completion() {
-  static std::atomic<bool> done{false};
-  if (done.load(std::memory_order_acquire) || done.exchange(true)) return;
-  for (int i = 0; i < fn::kCount; ++i)
-    if (kFunctions[i].matched && completes_requests(kFunctions[i])) fn_active[i].store(1, std::memory_order_release);
+  // call_once, not a flag tested first: a second thread making a persistent receive must not
+  // go on (and reach MPI_Wait through a still pass-through wrapper) before every completion
+  // function is switched on.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int i = 0; i < fn::kCount; ++i)
+      if (kFunctions[i].matched && completes_requests(kFunctions[i])) fn_active[i].store(1, std::memory_order_release);
+  });
 }
 
 void deactivate() {

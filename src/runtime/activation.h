@@ -25,7 +25,8 @@ bool serialize_mode(const Options& o);
 // MPI_Request_get_status) have work only once a persistent receive exists; they are switched
 // on then, from pass-through, so that programs without one never pay for them. Safe while other
 // threads run: a thread can only complete a request another thread made after synchronizing
-// with it, which orders this store before its load.
+// with it, which orders this store before its load; and a thread making its own persistent
+// receive returns from here only once all are switched on (std::call_once).
 void activate_request_completion();
 // Back to pass-through everywhere (after MPI_Finalize).
 void deactivate();
