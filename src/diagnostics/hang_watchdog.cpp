@@ -110,15 +110,6 @@ class MpiLock {
   bool ok_ = true;
 };
 
-// The calling thread of MPI_Init or MPI_Finalize: no other thread can be in the MPI then (or it
-// must leave it for MPI_Finalize to proceed), so a plain wait for the lock.
-template <class F>
-void with_lock(F&& f) {
-  if (!serial::enabled()) return f();
-  serial::Guard g;
-  f();
-}
-
 // ---- What each thread is doing -------------------------------------------------------------
 
 struct Seen {
@@ -572,13 +563,14 @@ void halt_at_exit() { halt_thread(); }
 
 // Collective (all ranks, inside MPI_Init). Only if the watchdog thread may call the MPI: at
 // MPI_THREAD_MULTIPLE, or in serialize mode through its lock. Otherwise each rank prints only
-// its own report.
+// its own report. Here, and at MPI_Finalize, no other thread can be inside the MPI (or it must
+// leave it for MPI_Finalize to proceed): a plain wait for serialize mode's lock.
 void open_private_comm() {
   Watchdog& w = wd();
   int level = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&level);
   if (w.size == 1 || (level != MPI_THREAD_MULTIPLE && !serial::enabled())) return;
-  with_lock([&] {
+  serial::locked([&] {
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &w.comm) != MPI_SUCCESS) w.comm = MPI_COMM_NULL;
     // A failure on it must not end the job.
     if (w.comm != MPI_COMM_NULL) PMPI_Comm_set_errhandler(w.comm, MPI_ERRORS_RETURN);
@@ -601,7 +593,7 @@ void close_private_comm() {
   Watchdog& w = wd();
   if (w.comm == MPI_COMM_NULL) return;
   if (w.rank == 0) receive_summaries();
-  with_lock([&] {
+  serial::locked([&] {
     abandon(w.incoming.request);
     abandon(w.send);
     PMPI_Comm_free(&w.comm);

@@ -276,20 +276,14 @@ Quarantine g_quarantine[kKindCount];
 void release(Record* r) {
   // Nobody uses it (users == 0, checked by the caller), and no call on it can get past its
   // existence check; the exclusive lock orders this with such checks.
-  int rc;
   {
     std::unique_lock<std::shared_mutex> l(r->lock);
-    if (serial::enabled()) {
-      serial::Guard g;
-      rc = mpi_free(r->kind, r->bits);
-    } else {
-      rc = mpi_free(r->kind, r->bits);
-    }
+    // The application's free already succeeded; an error now has no one to go to.
+    serial::locked([&] { return mpi_free(r->kind, r->bits); });
     // Revived meanwhile (the MPI handed out the same object again, MPI_Comm_group): the free
     // only gave back the reference tsmpi kept, the object lives on.
     if (r->state == State::kQuarantined) r->state = State::kReleased;
   }
-  (void)rc;  // freeing an object MPI already accepted for freeing; nothing to tell the application
   g_counters.released.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -14,12 +14,7 @@
 namespace tsmpi::mpi {
 
 // Runs a nonblocking PMPI call, under serialize mode's lock when that mode is on.
-template <class F>
-int locked(F&& f) {
-  if (!serial::enabled()) return f();
-  serial::Guard g;
-  return f();
-}
+using serial::locked;
 
 inline int wait(MPI_Request* r, MPI_Status* s) {
   return serial::enabled() ? serial::wait_request(r, s) : PMPI_Wait(r, s);
