@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checks/checks.h"
 #include "checks/use_after_free.h"
 #include "locking/backoff.h"
 #include "locking/object_registry.h"
@@ -67,7 +68,6 @@ Registry g_registry;
 unsigned g_quarantine_bound = 64;
 // Records per kind ever made: a kind the program never made objects of needs no lookup.
 std::atomic<unsigned long> g_live[kKindCount];
-bool g_check = false;
 bool g_on = false;  // TSMPI_LIFETIME
 
 struct Counters {
@@ -105,16 +105,10 @@ void for_each_kind(std::string_view list, F&& f) {
   }
 }
 
-bool names_tracked_objects(const FunctionInfo& f) {
+// Whether a table column (handles or objects) names a kind object lifetime tracks.
+bool lists_tracked(std::string_view column) {
   bool any = false;
-  for_each_kind(f.handles, [&](Kind k, std::string_view) { any = any || tracked(k); });
-  for_each_kind(f.objects, [&](Kind k, std::string_view) { any = any || tracked(k); });
-  return any;
-}
-
-bool creates_or_frees_tracked(const FunctionInfo& f) {
-  bool any = false;
-  for_each_kind(f.objects, [&](Kind k, std::string_view) { any = any || tracked(k); });
+  for_each_kind(column, [&](Kind k, std::string_view) { any = any || tracked(k); });
   return any;
 }
 
@@ -132,14 +126,14 @@ bool object_call(const FunctionInfo& f) {
     case Category::UpdateList: case Category::Allocate: case Category::Own:
       return true;
     default:
-      return creates_or_frees_tracked(f);
+      return lists_tracked(f.objects);  // creates or frees objects
   }
 }
 
 Rule rule_for(const FunctionInfo& f, const Options& o) {
   Rule r;
   if (f.family == Family::kInit || f.family == Family::kFinalize || f.family == Family::kThreadlevel ||
-      f.family == Family::kAbort || !names_tracked_objects(f))
+      f.family == Family::kAbort || !(lists_tracked(f.handles) || lists_tracked(f.objects)))
     return r;
   const bool by_default = o.lifetime && object_call(f);
   const bool by_check = o.check != CheckMode::Off &&
@@ -147,7 +141,8 @@ Rule rule_for(const FunctionInfo& f, const Options& o) {
   if (!by_default && !by_check) return r;
   r.blocking = f.blocking;
   r.locks = by_default;
-  if (freed_kind(f) != Kind::kNone) r.access = Access::kFree;
+  r.freed = freed_kind(f);
+  if (r.freed != Kind::kNone) r.access = Access::kFree;
   else if (f.category == Category::UpdateList) r.access = Access::kUpdate;
   else r.access = Access::kRead;
   return r;
@@ -243,7 +238,7 @@ int mpi_free(Kind kind, std::uintptr_t bits) {
     case Kind::Comm: {
       MPI_Comm c = handle_from_bits<MPI_Comm>(bits);
       int rc = PMPI_Comm_free(&c);
-      if (serial::enabled()) serial::after_call(fn::MPI_Comm_free, Objects{ref<Kind::Comm>(handle_from_bits<MPI_Comm>(bits)), {}}, rc);
+      if (serial::enabled()) serial::after_call(fn::MPI_Comm_free, Objects{HandleRef{Kind::Comm, bits}, {}}, rc);
       return rc;
     }
     case Kind::Group: { MPI_Group h = handle_from_bits<MPI_Group>(bits); return PMPI_Group_free(&h); }
@@ -380,6 +375,13 @@ int raise(const CallArgs& args, const Record* dead, int cls) {
   return serial::locked([&] { return raise_unlocked(args, dead, cls); });
 }
 
+// A call on a freed object, counted and (TSMPI_CHECK) reported; under the record's lock, which
+// guards who freed it.
+void note_refusal(int fn, const Record& r) {
+  g_counters.refused.fetch_add(1, std::memory_order_relaxed);
+  if (checks::g_on) checks::report_use_after_free(fn, kind_name(r.kind), r.bits, r.freed_by);
+}
+
 Record* find_recorded(Kind kind, std::uintptr_t bits) {
   auto it = g_registry.find(Key{kind, bits});
   return it == g_registry.end() ? nullptr : it->second;
@@ -398,7 +400,6 @@ bool needs(int fn_index, const Options& o) { return rule_for(kFunctions[fn_index
 
 void init(const Options& o) {
   g_quarantine_bound = o.quarantine;
-  g_check = o.check != CheckMode::Off;
   g_on = o.lifetime;
   if (!g_library_end) dl_iterate_phdr(find_library, nullptr);
   for (int i = 0; i < fn::kCount; ++i) g_rules[i] = rule_for(kFunctions[i], o);
@@ -436,7 +437,6 @@ bool may_concern_tracked(const CallArgs& args) {
 }
 
 Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_rules[id]) {
-  const Kind freed = rule_.access == Access::kFree ? freed_kind(kFunctions[id]) : Kind::kNone;
   bool first_in = true;
   for (int i = 0; i < args.handle_count; ++i) {
     const HandleArg& h = args.handles[i];
@@ -445,7 +445,7 @@ Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_ru
       std::uintptr_t bits = read_handle(h.kind, h.where, j);
       if (bits == null_handle(h.kind)) continue;
       // The freed object is locked exclusively even by a check-only rule (MPI_Mrecv's message).
-      bool exclusive = (rule_.access == Access::kFree && h.kind == freed && h.use == Use::InOut) ||
+      bool exclusive = (rule_.access == Access::kFree && h.kind == rule_.freed && h.use == Use::InOut) ||
                        (rule_.locks && rule_.access == Access::kUpdate && first_in && h.use == Use::In);
       int at = add(h.kind, bits, exclusive);
       if (at >= 0 && exclusive && rule_.access == Access::kFree) freed_index_ = at;
@@ -473,7 +473,7 @@ Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_ru
     }
     // The MPI frees it in this call; new calls are refused from now on.
     f.record->state = State::kFreeing;
-    if (g_check) checks::note_free(f.record->freed_by, id_);
+    if (checks::g_on) checks::note_free(f.record->freed_by, id_);
   }
   if (!rule_.locks || rule_.blocking) {
     // Hold no lock across a call that may wait for other processes; count the call as a user
@@ -555,7 +555,7 @@ void Scope::unlock_all() {
 int Scope::refuse(const Held& dead) {
   g_counters.refused.fetch_add(1, std::memory_order_relaxed);
   const Record& r = *dead.record;
-  if (g_check) checks::report_use_after_free(id_, kind_name(r.kind), r.bits, r.freed_by);
+  if (checks::g_on) checks::report_use_after_free(id_, kind_name(r.kind), r.bits, r.freed_by);
   unlock_all();
   return raise(args_, &r, error_class(r.kind));
 }
@@ -568,7 +568,7 @@ int Scope::free_in_mpis_stead(Held& f) {
     if (rc != MPI_SUCCESS) return rc;
   }
   r.state = State::kQuarantined;
-  if (g_check) checks::note_free(r.freed_by, id_);
+  if (checks::g_on) checks::note_free(r.freed_by, id_);
   for (int i = 0; i < args_.handle_count; ++i) {
     const HandleArg& h = args_.handles[i];
     if (h.kind == r.kind && h.use == Use::InOut) write_handle(h.kind, h.where, 0, null_handle(h.kind));
@@ -670,14 +670,13 @@ int end_session(std::uintptr_t bits) {
   if (!r) return MPI_SUCCESS;
   std::unique_lock<std::shared_mutex> l(r->lock);
   if (r->state != State::kAlive) {
-    g_counters.refused.fetch_add(1, std::memory_order_relaxed);
-    if (g_check) checks::report_use_after_free(fn::kCount, kind_name(r->kind), r->bits, r->freed_by);
+    note_refusal(fn::kCount, *r);
     l.unlock();
     CallArgs none;
     return raise(none, r, error_class(Kind::Session));
   }
   r->state = State::kReleased;
-  if (g_check) checks::note_free(r->freed_by, fn::kCount);
+  if (checks::g_on) checks::note_free(r->freed_by, fn::kCount);
   return MPI_SUCCESS;
 }
 

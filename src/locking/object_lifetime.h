@@ -31,6 +31,7 @@ enum class Access : std::uint8_t {
 
 struct Rule {
   Access access = Access::kNone;
+  Kind freed = Kind::kNone;  // kFree: the kind of object the call frees
   bool blocking = false;  // may wait for other processes: no lock is held across it
   bool locks = true;      // false: existence check only (communication calls under TSMPI_CHECK)
 };
@@ -83,7 +84,7 @@ class Scope {
   Held* held_at(int i) { return i < kInline ? &inline_.held[i] : &overflow_[i - kInline]; }
   void lock_all();
   void unlock_all();
-  int refuse(const Held& dead);
+  int refuse(const Held& dead);  // unlocks; the error raised
   int free_in_mpis_stead(Held& h);
   void adopt_outputs();
 
