@@ -1,7 +1,6 @@
 #include "checks/buffer_conflicts.h"
 
 #include <atomic>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,9 +60,7 @@ bool span_of(const BufferArg& b, std::uintptr_t* begin, std::uintptr_t* end) {
 }
 
 std::string range_text(std::uintptr_t begin, std::uintptr_t end) {
-  char text[64];
-  std::snprintf(text, sizeof text, "[%#lx, %#lx)", static_cast<unsigned long>(begin), static_cast<unsigned long>(end));
-  return text;
+  return "[" + diag::hex(begin) + ", " + diag::hex(end) + ")";
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 
 #include <tbb/concurrent_hash_map.h>
 
-#include <cstdio>
 #include <string>
 
 #include "checks/mark.h"
@@ -16,11 +15,7 @@ Occupancy g_occupied;
 
 std::uint64_t key_of(const HandleRef& h) { return (static_cast<std::uint64_t>(h.bits) << 4) | static_cast<std::uint64_t>(h.kind); }
 
-std::string describe(const HandleRef& h) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%s %#lx", kind_name(h.kind), static_cast<unsigned long>(h.bits));
-  return text;
-}
+std::string describe(const HandleRef& h) { return std::string(kind_name(h.kind)) + " " + diag::hex(h.bits); }
 
 }  // namespace
 

@@ -2,7 +2,6 @@
 
 #include <tbb/concurrent_hash_map.h>
 
-#include <cstdio>
 #include <memory>
 
 #include "checks/buffer_conflicts.h"
@@ -69,10 +68,9 @@ RequestWaiters::RequestWaiters(const CallArgs& args, fn::Id id) : args_(args) {
       other = a->second;
     }
     if (other.mark.thread_index == me.thread_index || other.issue != issue) return;
-    char text[160];
-    std::snprintf(text, sizeof text, "request %#lx completed by two threads at once: %s and %s",
-                  static_cast<unsigned long>(r), fn_name(other.mark.fn), fn_name(id));
-    diag::report_error(text, {involved(other.mark, "began first, in"), involved(me, "in")});
+    diag::report_error("request " + diag::hex(r) + " completed by two threads at once: " + fn_name(other.mark.fn) +
+                           " and " + fn_name(id),
+                       {involved(other.mark, "began first, in"), involved(me, "in")});
   });
 }
 

@@ -258,12 +258,6 @@ int peer_world_rank(int peer, const Members& m) {
   return ranks[peer];
 }
 
-std::string hex(std::uintptr_t bits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%#lx", static_cast<unsigned long>(bits));
-  return buf;
-}
-
 std::string object_text(const HandleRef& o, const Members& m) {
   const char* what = o.kind == Kind::Comm ? "comm" : o.kind == Kind::Win ? "win" : o.kind == Kind::File ? "file" : nullptr;
   if (!what) return "";

@@ -16,6 +16,12 @@ std::mutex g_print;
 std::string g_rank = "?";
 }  // namespace
 
+std::string hex(std::uintptr_t bits) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%#lx", static_cast<unsigned long>(bits));
+  return text;
+}
+
 void set_rank_label(const std::string& label) { g_rank = label; }
 const std::string& rank_label_text() { return g_rank; }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct Involved {
   std::string call;     // "MPI_Bcast(comm 0x...)", or what the thread did ("freed it in MPI_Info_free")
   const Backtrace* stack = nullptr;
 };
+
+// A handle value or address as reports write it ("0x55f6b8fc24c0").
+std::string hex(std::uintptr_t bits);
 
 // "0/4" once MPI_COMM_WORLD is known, else the launcher's rank variable; set at MPI_Init.
 void set_rank_label(const std::string& label);
