@@ -1,6 +1,5 @@
 #include "checks/use_after_free.h"
 
-
 #include "diagnostics/report.h"
 
 namespace tsmpi::checks {
