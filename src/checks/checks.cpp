@@ -32,7 +32,7 @@ void init() {
 }
 
 bool needs(int fn_index) {
-  Rule r = rule_for(kFunctions[fn_index]);
+  const Rule& r = g_rules[fn_index];
   return r.collective || r.completes || r.frees_request || r.moves_data || r.creates_request;
 }
 

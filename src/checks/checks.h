@@ -28,7 +28,7 @@ struct Rule {
 };
 extern Rule g_rules[fn::kCount];
 void init();
-bool needs(int fn_index);
+bool needs(int fn_index);  // after init()
 
 template <class Body>
 int guarded(fn::Id id, const Objects& objects, const CallArgs& args, Body&& body) {

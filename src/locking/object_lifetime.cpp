@@ -396,7 +396,7 @@ Record* find(Kind kind, std::uintptr_t bits) {
 
 // ---- setup ---------------------------------------------------------------------------------
 
-bool needs(int fn_index, const Options& o) { return rule_for(kFunctions[fn_index], o).access != Access::kNone; }
+bool needs(int fn_index) { return g_rules[fn_index].access != Access::kNone; }
 
 void init(const Options& o) {
   g_quarantine_bound = o.quarantine;

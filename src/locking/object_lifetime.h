@@ -38,10 +38,10 @@ struct Rule {
 
 extern Rule g_rules[fn::kCount];
 
-// Whether object lifetime needs to see the function (activation, at MPI_Init).
-bool needs(int fn_index, const Options& o);
 // Rules from the classification table; at MPI_Init.
 void init(const Options& o);
+// Whether object lifetime needs to see the function (activation, after init()).
+bool needs(int fn_index);
 // Really frees everything in quarantine; at MPI_Finalize, before PMPI_Finalize.
 void finish();
 

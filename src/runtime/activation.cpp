@@ -37,7 +37,7 @@ void activate(const Options& o) {
     bool active = o.stats || o.hang_timeout > 0 ||
                   (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked) ||
                   (matching::matching() && kFunctions[i].matched && !completes_requests(kFunctions[i])) ||
-                  lifetime::needs(i, o) || (checks::g_on && checks::needs(i)) || (own::g_enabled && own::uses_attached_buffer(kFunctions[i].family));
+                  lifetime::needs(i) || (checks::g_on && checks::needs(i)) || (own::g_enabled && own::uses_attached_buffer(kFunctions[i].family));
     fn_active[i].store(active ? 1 : 0, std::memory_order_relaxed);
   }
 }
