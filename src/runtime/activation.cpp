@@ -31,13 +31,14 @@ void activate(const Options& o) {
   checks::g_on = o.check != CheckMode::Off;
   checks::init();
   for (int i = 0; i < fn::kCount; ++i) {
-    // Statistics count every call; serialize mode takes every function that needs its lock;
-    // a probe policy takes the receive-side families.
-    // The hang watchdog must see every call a thread may block in.
+    // Statistics count every call and the hang watchdog must see every call a thread may block
+    // in; serialize mode takes every function that needs its lock; a probe policy takes the
+    // receive-side families; object lifetime, checking mode and the attached buffer's lock the
+    // functions their rules select.
     bool active = o.stats || o.hang_timeout > 0 ||
                   (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked) ||
                   (matching::matching() && kFunctions[i].matched && !completes_requests(kFunctions[i])) ||
-                  lifetime::needs(i) || (checks::g_on && checks::needs(i)) || (own::g_enabled && own::uses_attached_buffer(kFunctions[i].family));
+                  lifetime::needs(i) || (checks::g_on && checks::needs(i)) || own::applies(static_cast<fn::Id>(i));
     fn_active[i].store(active ? 1 : 0, std::memory_order_relaxed);
   }
 }

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "checks/request_waiters.h"
+#include "checks/checks.h"
 #include "diagnostics/hang_watchdog.h"
 #include "diagnostics/report.h"
 #include "locking/admission.h"
@@ -144,7 +144,7 @@ int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
   matching::start_policy(o, g_init.tsmpi_provided == MPI_THREAD_MULTIPLE);
   own::g_enabled = g_init.tsmpi_provided == MPI_THREAD_MULTIPLE;
   activate(o);
-  if (o.check != CheckMode::Off) {
+  if (checks::g_on) {
     NestingScope inside(tl_thread);
     checks::learn_shared_requests();
   }
