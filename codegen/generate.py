@@ -328,9 +328,10 @@ USES = {"": "In", "*": "Out", "&": "InOut", "[]": "ArrayIn", "[]*": "ArrayOut", 
 ARRAY_COUNTS = ("count", "incount", "max_datatypes")
 
 
-def handle_args(name, row, params):
+def handle_args(row, params):
     """C++ for tsmpi::CallArgs: every handle parameter with its use (object lifetime, checks),
-    attribute keys (int keyval parameters) and the source or dest argument (hang watchdog).
+    attribute keys (int keyval parameters), the source or dest argument (hang watchdog) and the
+    message buffers (checks).
     Returns (declarations to put before the call, the CallArgs expression)."""
     handles = [split_handle(h) for h in row["handles_list"]]
     positions = [i for i, (t, _) in enumerate(params) if HANDLE_TYPE.match(norm_type(t))]
@@ -485,7 +486,7 @@ def emit_wrappers(functions, table, protos, strategies):
         # inlined, its lambdas (which capture the arguments by reference) would make the
         # wrapper spill every argument and set up a frame before the pass-through test.
         fixed = ", ".join(f"std::type_identity_t<{t}> a{i}" for i, (t, _) in enumerate(params))
-        handle_decl, args = handle_args(name, row, params)
+        handle_decl, args = handle_args(row, params)
         out.append(f"[[gnu::noinline]] static {ret} hooked_{name}({fixed or 'void'}) {{\n"
                    f"{handle_decl}"
                    f"  return tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategy}>::call(\n"
