@@ -18,7 +18,6 @@ namespace {
 struct Entry {
   std::uintptr_t begin, end;
   bool receive;
-  std::uintptr_t request = 0;  // its nonblocking operation's request, once known
   Mark mark;
 };
 
@@ -26,7 +25,7 @@ struct Entry {
 std::mutex g_mutex;
 std::multimap<std::uintptr_t, std::uint64_t> g_by_start;  // begin -> token
 std::unordered_map<std::uint64_t, Entry> g_entries;       // token -> entry
-std::unordered_multimap<std::uintptr_t, std::uint64_t> g_by_request;
+std::unordered_multimap<std::uintptr_t, std::uint64_t> g_by_request;  // nonblocking operations' entries
 std::uintptr_t g_longest = 0;
 std::uint64_t g_next_token = 1;
 
@@ -81,7 +80,7 @@ BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
         if (e.end > begin && (b.receive || e.receive)) conflicts.push_back(e);
       }
       std::uint64_t token = g_next_token++;
-      g_entries.emplace(token, Entry{begin, end, b.receive, 0, me});
+      g_entries.emplace(token, Entry{begin, end, b.receive, me});
       g_by_start.emplace(begin, token);
       g_longest = std::max(g_longest, end - begin);
       tokens_[entries_++] = token;
@@ -108,12 +107,7 @@ void BufferUse::done(int rc) {
     std::uintptr_t request = read_handle(Kind::Request, h.where, 0);
     if (request == null_handle(Kind::Request)) return;
     std::lock_guard<std::mutex> g(g_mutex);
-    for (int k = 0; k < entries_; ++k) {
-      auto it = g_entries.find(tokens_[k]);
-      if (it == g_entries.end()) continue;
-      it->second.request = request;
-      g_by_request.emplace(request, tokens_[k]);
-    }
+    for (int k = 0; k < entries_; ++k) g_by_request.emplace(request, tokens_[k]);
     handed_over_ = true;
   }
 }

@@ -28,9 +28,7 @@ std::uint64_t issue_of(std::uintptr_t r) {
 }
 
 bool shared_request(std::uintptr_t r) {
-#ifdef MPICH
-  if ((r >> 30) == 1) return true;  // MPICH's HANDLE_KIND_BUILTIN: a predefined request object
-#endif
+  if (mpich_builtin(r)) return true;  // a predefined request object
   for (std::uintptr_t s : g_shared)
     if (s == r) return true;
   return false;

@@ -365,7 +365,7 @@ int find_library(dl_phdr_info* info, std::size_t, void*) {
 bool builtin(Kind kind, std::uintptr_t bits) {
 #ifdef MPICH
   (void)kind;
-  return (bits >> 30) == 1;  // HANDLE_KIND_BUILTIN
+  return mpich_builtin(bits);
 #else
   return kind != Kind::Keyval && bits >= g_library_begin && bits < g_library_end;
 #endif

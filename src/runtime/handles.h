@@ -107,6 +107,17 @@ struct CallArgs {
   int buffer_count = 0;
 };
 
+// A predefined object of MPICH: its handles carry the builtin kind (bits 30-31 = 01). Always
+// false on Open MPI, whose handles are pointers.
+inline bool mpich_builtin(std::uintptr_t bits) {
+#ifdef MPICH
+  return (bits >> 30) == 1;
+#else
+  (void)bits;
+  return false;
+#endif
+}
+
 // The bits of handle i of a HandleArg's handle or array, read with its kind's C type.
 std::uintptr_t read_handle(Kind kind, const void* where, int i);
 // Writes `bits` as handle i (MPI_INFO_NULL etc. when freeing in the MPI's stead).
