@@ -1,35 +1,57 @@
 // How a thread waits for something another thread or process must do (seed 000 §4.6): spin
 // briefly, then yield, then sleep with exponential backoff up to a bound. On oversubscribed
-// 2-core machines spinning alone starves the thread that would make progress.
+// 2-core machines spinning alone starves the thread that would make progress. Yielding goes on
+// for kYieldNs before the first sleep: a sleep lasts at least the kernel's timer slack (50 us),
+// which would double the latency of a 64 KiB message (bench/overhead.c in serialize mode),
+// while sched_yield hands the core to any thread that can use it.
 #pragma once
 #include <sched.h>
 #include <time.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace tsmpi {
 
 class Backoff {
  public:
-  static constexpr unsigned kSpins = 16;
-  static constexpr unsigned kYields = 16;
+  // Short spins, many of them: a pause costs up to ~140 cycles, and a waiter that spins 64 of
+  // them between tests notices a message microseconds late (ping-pong in serialize mode).
+  static constexpr unsigned kSpins = 64;
+  static constexpr unsigned kMaxPausesPerSpin = 4;
+  static constexpr std::int64_t kYieldNs = 100'000;
   static constexpr long kFirstSleepNs = 2'000;
   static constexpr long kMaxSleepNs = 200'000;
 
   void pause() {
     if (round_ < kSpins) {
-      for (unsigned i = 0; i < 1u << std::min(round_, 6u); ++i) __builtin_ia32_pause();
-    } else if (round_ < kSpins + kYields) {
+      for (unsigned i = 0; i < std::min(1u << std::min(round_, 8u), kMaxPausesPerSpin); ++i) __builtin_ia32_pause();
+      ++round_;
+    } else if (yielding()) {
       sched_yield();
     } else {
       timespec ts{0, sleep_ns_};
       nanosleep(&ts, nullptr);
       sleep_ns_ = std::min(sleep_ns_ * 2, kMaxSleepNs);
     }
-    ++round_;
   }
+
  private:
+  static std::int64_t now_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  }
+  bool yielding() {
+    if (sleeping_) return false;
+    if (yield_start_ == 0) yield_start_ = now_ns();
+    else if (now_ns() - yield_start_ > kYieldNs) sleeping_ = true;
+    return !sleeping_;
+  }
+
   unsigned round_ = 0;
+  bool sleeping_ = false;
+  std::int64_t yield_start_ = 0;
   long sleep_ns_ = kFirstSleepNs;
 };
 
