@@ -64,13 +64,22 @@ std::string range_text(std::uintptr_t begin, std::uintptr_t end) {
 
 }  // namespace
 
+// A nonblocking operation's buffers stay in use after the call returns: its mark needs its stack
+// now. A blocking call's entry lives only while its thread is inside the call.
+bool returns_request(const CallArgs& args) {
+  for (int i = 0; i < args.handle_count; ++i)
+    if (args.handles[i].kind == Kind::Request && args.handles[i].use == Use::Out) return true;
+  return false;
+}
+
 BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
   if (args.buffer_count == 0) return;
+  const bool outlives_call = returns_request(args) && kFunctions[id].family != Family::kBsend;
   for (int i = 0; i < args.buffer_count && i < 2; ++i) {
     const BufferArg& b = args.buffers[i];
     std::uintptr_t begin, end;
     if (b.peer == MPI_PROC_NULL || !span_of(b, &begin, &end)) continue;  // MPI_PROC_NULL moves no data
-    Mark me = mark_here(id, 2);
+    Mark me = outlives_call ? mark_here(id, 2) : mark_call(id);
     std::vector<Entry> conflicts;
     {
       std::lock_guard<std::mutex> g(g_mutex);

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "checks/mark.h"
 #include "runtime/function_table.h"
 
 namespace tsmpi::checks {
@@ -29,6 +30,7 @@ Rule rule_for(const FunctionInfo& f) {
 
 void init() {
   for (int i = 0; i < fn::kCount; ++i) g_rules[i] = rule_for(kFunctions[i]);
+  if (g_on) start_marks();
 }
 
 bool needs(int fn_index) {

@@ -22,7 +22,7 @@ std::string describe(const HandleRef& h) { return std::string(kind_name(h.kind))
 CollectiveEntry::CollectiveEntry(const HandleRef& object, fn::Id id) : object_(object) {
   if (object.kind != Kind::Comm && object.kind != Kind::Win && object.kind != Kind::File) return;
   if (object.bits == null_handle(object.kind)) return;
-  Mark me = mark_here(id, 2);
+  Mark me = mark_call(id);
   Mark other;
   {
     Occupancy::accessor a;

@@ -53,7 +53,7 @@ RequestWaiters::RequestWaiters(const CallArgs& args, fn::Id id) : args_(args) {
     std::uintptr_t r = read_handle(Kind::Request, h.where, j);
     before_.push_back(r);
     if (r == null_handle(Kind::Request) || shared_request(r)) return;
-    if (!me.stack) me = mark_here(id, 3);
+    if (!me.thread) me = mark_call(id);
     Waiter other;
     const std::uint64_t issue = issue_of(r);
     {

@@ -3,10 +3,17 @@
 #include "diagnostics/report.h"
 
 namespace tsmpi::checks {
-void note_free(FreedBy& by, int fn) { by = mark_here(fn, 2); }
+void note_free(FreedBy& by, int fn, bool with_stack) {
+  if (with_stack) {
+    by = mark_here(fn, 2);
+    return;
+  }
+  diag::ThreadInfo& t = diag::this_thread();
+  by = Mark{fn, t.index, t.tid, nullptr};
+}
 
 void report_use_after_free(int fn, const char* kind, std::uintptr_t bits, const FreedBy& by) {
-  Mark here = mark_here(fn, 2);
+  Mark here = mark_call(fn);
   std::vector<diag::Involved> threads{involved(here, "uses it in")};
   if (by.fn >= 0) threads.push_back(involved(by, "freed it in"));
   diag::report_error(std::string("use after free: ") + fn_name(fn) + " on " + kind + " " + diag::hex(bits) +

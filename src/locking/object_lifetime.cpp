@@ -482,7 +482,7 @@ Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_ru
     }
     // The MPI frees it in this call; new calls are refused from now on.
     f.record->state = State::kFreeing;
-    if (checks::g_on) checks::note_free(f.record->freed_by, id_);
+    if (checks::g_on) checks::note_free(f.record->freed_by, id_, f.record->kind != Kind::Message);
   }
   if (!rule_.locks || rule_.blocking) {
     // Hold no lock across a call that may wait for other processes; count the call as a user
@@ -577,7 +577,7 @@ int Scope::free_in_mpis_stead(Held& f) {
     if (rc != MPI_SUCCESS) return rc;
   }
   r.state = State::kQuarantined;
-  if (checks::g_on) checks::note_free(r.freed_by, id_);
+  if (checks::g_on) checks::note_free(r.freed_by, id_, r.kind != Kind::Message);
   for (int i = 0; i < args_.handle_count; ++i) {
     const HandleArg& h = args_.handles[i];
     if (h.kind == r.kind && h.use == Use::InOut) write_handle(h.kind, h.where, 0, null_handle(h.kind));
@@ -685,7 +685,7 @@ int end_session(std::uintptr_t bits) {
     return raise(none, r, error_class(Kind::Session));
   }
   r->state = State::kReleased;
-  if (checks::g_on) checks::note_free(r->freed_by, fn::kCount);
+  if (checks::g_on) checks::note_free(r->freed_by, fn::kCount, true);
   return MPI_SUCCESS;
 }
 
