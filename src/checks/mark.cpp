@@ -38,7 +38,7 @@ void start_marks() {
 Mark mark_here(int fn, int skip) {
   diag::ThreadInfo& t = diag::this_thread();
   Mark m{fn, t.index, t.tid, std::make_shared<diag::Backtrace>()};
-  diag::capture_backtrace(*m.stack, skip + 1);
+  diag::capture_backtrace_fast(*m.stack, skip + 1);
   return m;
 }
 

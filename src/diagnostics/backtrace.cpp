@@ -34,6 +34,13 @@ namespace tsmpi::diag {
   } while (bt.frames < Backtrace::kMaxFrames && unw_step(&cursor) > 0);
 }
 
+[[gnu::noinline]] void capture_backtrace_fast(Backtrace& bt, int skip) {
+  void* pcs[Backtrace::kMaxFrames + 8];
+  int n = unw_backtrace(pcs, Backtrace::kMaxFrames + 8);
+  bt.frames = 0;
+  for (int i = skip; i < n && bt.frames < Backtrace::kMaxFrames; ++i) bt.pc[bt.frames++] = pcs[i];
+}
+
 namespace {
 
 // What a report prints for one frame.

@@ -14,6 +14,11 @@ struct Backtrace {
 // watchdog calls it from a signal handler in the thread it inspects.
 void capture_backtrace(Backtrace& bt, int skip = 1);
 
+// The same, fast (libunwind's cached trace, ~0.1 us instead of ~8 us), for a thread at the
+// entry of an MPI call: checking mode's marks of operations that outlive their call. Not in a
+// signal handler, and not from inside the MPI.
+void capture_backtrace_fast(Backtrace& bt, int skip = 1);
+
 // One line per frame: "<prefix>#<i> <address> <function>+<offset> (<module>)".
 void print_backtrace(std::FILE* out, const Backtrace& bt, const char* prefix);
 
