@@ -3,7 +3,7 @@
 
 Usage: python3 scripts/lib/bench_report.py RESULTS_DIR
 
-Reads RESULTS_DIR/{overhead,msgrate,rtt,commdup}.csv (missing ones are
+Reads RESULTS_DIR/{overhead,msgrate,rtt,commdup,recvcost}.csv (missing ones are
 skipped) and writes, per figure and MPI, <figure>-<mpi>.png and
 <figure>-<mpi>-ratio.png, per figure <figure>-points.csv, and summary.md.
 Prints one line per target. Exits 0 whether targets are met or not; non-zero
@@ -37,6 +37,11 @@ FIGURES = {
                             "tsmpi-serialize-multi1", "tsmpi-serialize-multi2"],
                     what="time per MPI_Comm_dup", unit="µs", better="lower",
                     xlabel="number of MPI processes", xlog2=False, ylog=False, patterns=["-"]),
+    # One process, no other thread: what a probe -> receive costs (bench/receive_cost.c).
+    "recvcost": dict(series=["native-mprobe", "native-probe", "tsmpi-mprobe", "tsmpi-lock2d",
+                             "tsmpi-helper", "tsmpi-serialize", "tsmpi-mprobe-check"],
+                     what="time per probe -> receive, one process", unit="ns", better="lower",
+                     xlabel="message size (bytes)", xlog2=False, ylog=False, patterns=["-"]),
 }
 
 # Ratios: (series glob, baseline) per figure; a series never compares to itself.
@@ -44,6 +49,7 @@ RATIOS = {
     "overhead": [("tsmpi-*", "native-multiple"), ("tsmpi-serialize", "native-single")],
     "msgrate": [("*", "native-mprobe")],
     "rtt": [("*", "native-mprobe")],
+    "recvcost": [("*", "native-mprobe")],
     "commdup": [("tsmpi-serialize-multi1", "native-multi1"),
                 ("tsmpi-serialize-multi2", "native-multi2"),
                 ("native-multi1", "native-single"), ("native-multi2", "native-single")],
