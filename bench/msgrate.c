@@ -4,8 +4,9 @@
    it MESSAGES messages (fewer above 256 B, see messages_for) with tag j+1. Thread j receives
    from its sender with tag j+1 ("directed") or with MPI_ANY_SOURCE / MPI_ANY_TAG ("any"),
    every message by probe -> receive:
-     probe:  MPI_Probe + MPI_Recv of the probed source and tag: racy natively with wildcards
-             (false matches counted); thread-safe under tsmpi's probe policies
+     probe:  MPI_Probe + MPI_Recv of the probed source and tag, into a buffer of the largest
+             size: racy natively with wildcards (false matches counted); thread-safe under
+             tsmpi's probe policies
      mprobe: MPI_Mprobe + MPI_Mrecv, the native thread-safe program
    For each pattern (directed, then any) and SIZE, rank 0 prints one line:
      msgrate pattern=P size=S messages=N rate=R false_matches=F drains=D errors=E
@@ -40,7 +41,7 @@ static void* receiver(void* arg) {
   --senders;
   int source = directed ? 1 + j % senders : MPI_ANY_SOURCE, tag = directed ? j + 1 : MPI_ANY_TAG;
   MPI_Status st;
-  for (long got = 0; got < messages;) got += probe_receive(w, data, source, tag, use_mprobe, buf, &st);
+  for (long got = 0; got < messages;) got += probe_receive(w, data, source, tag, use_mprobe, buf, size + 2, &st);
   finish[j] = MPI_Wtime();
   atomic_store(&w->done, 1);
   free(buf);

@@ -43,7 +43,8 @@ static void* client(void* arg) {  /* rank 0 */
     memset(buf, 0, (size_t)data_count(size, i));  /* a false match may have left other bytes */
     MPI_Send(buf, data_count(size, i), MPI_BYTE, 1, j, data);
     ++w->sent;
-    while (!probe_receive(w, data, directed ? 1 : MPI_ANY_SOURCE, directed ? j : MPI_ANY_TAG, use_mprobe, buf, &st)) {
+    while (!probe_receive(w, data, directed ? 1 : MPI_ANY_SOURCE, directed ? j : MPI_ANY_TAG, use_mprobe, buf, size + 2,
+                          &st)) {
     }
   }
   finish[j] = MPI_Wtime();
@@ -58,7 +59,8 @@ static void* server(void* arg) {  /* rank 1 */
   char* buf = malloc((size_t)size + 2);
   MPI_Status st;
   for (long served = 0; served < rounds;) {
-    if (!probe_receive(w, data, directed ? 0 : MPI_ANY_SOURCE, directed ? j : MPI_ANY_TAG, use_mprobe, buf, &st))
+    if (!probe_receive(w, data, directed ? 0 : MPI_ANY_SOURCE, directed ? j : MPI_ANY_TAG, use_mprobe, buf, size + 2,
+                       &st))
       continue;
     memset(buf, 1, (size_t)data_count(size, served));
     MPI_Send(buf, data_count(size, served), MPI_BYTE, 0, st.MPI_TAG, data);

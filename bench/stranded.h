@@ -15,8 +15,8 @@
    A drain does not count as data: workers go on until they have their share of data messages.
 
    False matches are counted by message size: a sender alternates two sizes (data_count), so a
-   thread whose receive returns a size other than the probed one, a truncation, or a drain did
-   not get the message it probed. Two steals in a row that land on the same size go unseen,
+   thread whose receive returns a size other than the probed one, or a drain, did not get the
+   message it probed. Two steals in a row that land on the same size go unseen,
    so the count is a lower bound.
 
    With a correct program (native MPI_Mprobe, or probe+receive under tsmpi) no thread strands,
@@ -190,11 +190,14 @@ static inline void stranded_serve(struct stranded* s, struct worker* workers, in
 }
 
 /* One probe -> receive by a worker: the racy program natively when use_mprobe is 0, the native
-   thread-safe program when 1. buf holds max_bytes. Returns 1 when a data message was consumed
-   (correctly or not), 0 for a drain. Counts false matches, drains and payload errors (every
-   data byte equals the sender's rank). status: source and tag of what was received. */
+   thread-safe program when 1. buf holds `capacity` bytes, at least the largest data message:
+   the receive offers all of it, so that a false match is seen as a different count rather
+   than a truncation (after which Open MPI leaves a rendezvous sender waiting for ever).
+   Returns 1 when a data message was consumed (correctly or not), 0 for a drain. Counts false
+   matches, drains and payload errors (every data byte equals the sender's rank).
+   status: source and tag of what was received. */
 static inline int probe_receive(struct worker* w, MPI_Comm data, int source, int tag, int use_mprobe,
-                                char* buf, MPI_Status* status) {
+                                char* buf, int capacity, MPI_Status* status) {
   MPI_Status st;
   int count, got = -1;
   atomic_store(&w->await_tag, tag);
@@ -210,12 +213,10 @@ static inline int probe_receive(struct worker* w, MPI_Comm data, int source, int
     MPI_Get_count(&st, MPI_BYTE, &count);
     atomic_store(&w->await_tag, st.MPI_TAG);
     atomic_store(&w->await_source, st.MPI_SOURCE);
-    if (MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, data, status) == MPI_SUCCESS)
+    if (MPI_Recv(buf, capacity, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, data, status) == MPI_SUCCESS)
       MPI_Get_count(status, MPI_BYTE, &got);
-    else { /* MPI_ERR_TRUNCATE: larger than the probed message, so data (drains are empty) */
-      status->MPI_SOURCE = st.MPI_SOURCE;
-      status->MPI_TAG = st.MPI_TAG;
-    }
+    else
+      ++w->errors;
   }
   atomic_store(&w->await_source, STRANDED_NOBODY);
   atomic_fetch_add(&w->received, 1);
