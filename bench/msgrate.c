@@ -98,9 +98,7 @@ int main(int argc, char** argv) {
   use_mprobe = !strcmp(argv[1], "mprobe");
   threads = atoi(argv[2]);
   long base = atol(argv[3]);
-  MPI_Comm_dup(MPI_COMM_WORLD, &data);
-  MPI_Comm_dup(MPI_COMM_WORLD, &ctrl);
-  MPI_Comm_set_errhandler(data, MPI_ERRORS_RETURN);  /* truncations are counted, not fatal */
+  stranded_comms(&data, &ctrl);
   workers = calloc((size_t)threads, sizeof *workers);
   finish = calloc((size_t)threads, sizeof *finish);
   long warm[3] = {0, 0, 0};

@@ -79,6 +79,14 @@ static inline void worker_reset(struct worker* w) {
   w->sent = w->false_matches = w->drains = w->errors = 0;
 }
 
+/* The two private communicators: data for the measured traffic (errors are returned and
+   counted, not fatal), ctrl for stranded_serve's requests. */
+static inline void stranded_comms(MPI_Comm* data, MPI_Comm* ctrl) {
+  MPI_Comm_dup(MPI_COMM_WORLD, data);
+  MPI_Comm_dup(MPI_COMM_WORLD, ctrl);
+  MPI_Comm_set_errhandler(*data, MPI_ERRORS_RETURN);
+}
+
 static inline void stranded_begin(struct stranded* s, MPI_Comm data, MPI_Comm ctrl, const int* peers, int npeers) {
   s->data = data;
   s->ctrl = ctrl;

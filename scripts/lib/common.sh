@@ -21,13 +21,16 @@ install_missing_packages() {
   apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# build_variant MPI BUILD_DIR: configure and build tsmpi for one MPI.
+# build_variant MPI BUILD_DIR [TARGET...]: configure and build tsmpi for one MPI (everything, or
+# only the targets named).
 build_variant() {
-  local mpi=$1 dir=$2
+  local mpi=$1 dir=$2 targets=()
+  shift 2
+  for t in "$@"; do targets+=(--target "$t"); done
   mkdir -p "$dir"
   cmake -S "$ROOT" -B "$dir" -DTSMPI_MPI="$mpi" >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }
-  cmake --build "$dir" -j "$(nproc)" >"$dir.build.log" 2>&1 ||
+  cmake --build "$dir" -j "$(nproc)" "${targets[@]}" >"$dir.build.log" 2>&1 ||
     { tail -50 "$dir.build.log"; return 1; }
 }
 
