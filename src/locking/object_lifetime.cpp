@@ -19,6 +19,7 @@
 #include "locking/backoff.h"
 #include "locking/object_registry.h"
 #include "locking/serialize_lock.h"
+#include "runtime/activation.h"
 #include "runtime/function_table.h"
 #include "runtime/source_tag_key.h"
 
@@ -405,13 +406,59 @@ Record* find(Kind kind, std::uintptr_t bits) {
 
 // ---- setup ---------------------------------------------------------------------------------
 
-bool needs(int fn_index) { return g_rules[fn_index].access != Access::kNone; }
+namespace {
+
+// Kinds whose first object switches a read-only call on (0: it is on from MPI_Init), and the
+// kinds that have had an object since.
+std::uint32_t g_waits_for_kinds[fn::kCount];
+std::atomic<std::uint32_t> g_kinds_made{0};
+
+std::uint32_t kind_bit(Kind k) { return std::uint32_t{1} << static_cast<int>(k); }
+
+// A call that reads objects and neither creates, frees nor rewrites a handle: with no object of
+// its kinds there is nothing it could find (may_concern_tracked), so it may wait for one.
+std::uint32_t kinds_to_wait_for(const FunctionInfo& f, const Rule& r) {
+  if (r.access != Access::kRead || r.freed != Kind::kNone || !r.locks) return 0;
+  std::uint32_t kinds = 0;
+  bool read_only = true;
+  for_each_kind(f.handles, [&](Kind k, std::string_view item) {
+    if (!tracked(k)) return;
+    if (item.find_first_of("*&[") != std::string_view::npos) read_only = false;  // written or an array
+    kinds |= kind_bit(k);
+  });
+  for_each_kind(f.objects, [&](Kind k, std::string_view) { read_only = read_only && !tracked(k); });
+  return read_only ? kinds : 0;
+}
+
+}  // namespace
+
+bool needs(int fn_index) {
+  if (g_rules[fn_index].access == Access::kNone) return false;
+  const std::uint32_t waits = g_waits_for_kinds[fn_index];
+  return waits == 0 || (g_kinds_made.load(std::memory_order_acquire) & waits) != 0;
+}
+
+namespace {
+
+// The first object of `kind`: switch on the read-only calls that waited for it.
+void note_kind_made(Kind kind) {
+  const std::uint32_t bit = kind_bit(kind);
+  if (g_kinds_made.load(std::memory_order_acquire) & bit) return;
+  if (g_kinds_made.fetch_or(bit, std::memory_order_acq_rel) & bit) return;
+  for (int i = 0; i < fn::kCount; ++i)
+    if (g_waits_for_kinds[i] & bit) fn_active[i].store(1, std::memory_order_release);
+}
+
+}  // namespace
 
 void init(const Options& o) {
   g_quarantine_bound = o.quarantine;
   g_on = o.lifetime;
   if (!g_library_end) dl_iterate_phdr(find_library, nullptr);
-  for (int i = 0; i < fn::kCount; ++i) g_rules[i] = rule_for(kFunctions[i], o);
+  for (int i = 0; i < fn::kCount; ++i) {
+    g_rules[i] = rule_for(kFunctions[i], o);
+    g_waits_for_kinds[i] = kinds_to_wait_for(kFunctions[i], g_rules[i]);
+  }
 }
 
 void finish() {
@@ -604,6 +651,7 @@ int Scope::finish(int rc) {
 // A handle a call returned: a new object, or one more reference to one tsmpi knows.
 static void adopt(Kind kind, std::uintptr_t bits, const std::vector<Record*>& held) {
   if (predefined(kind, bits)) return;
+  note_kind_made(kind);
   g_counters.adopted.fetch_add(1, std::memory_order_relaxed);
   Record* r = find_recorded(kind, bits);
   if (!r) {

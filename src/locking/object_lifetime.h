@@ -40,7 +40,10 @@ extern Rule g_rules[fn::kCount];
 
 // Rules from the classification table; at MPI_Init.
 void init(const Options& o);
-// Whether object lifetime needs to see the function (activation, after init()).
+// Whether object lifetime needs to see the function now (activation, after init()). A call that
+// only reads objects of kinds the program has made none of yet has nothing to check: it stays
+// pass-through until the first object of one of its kinds is adopted, which switches it on
+// (before the creating call returns the handle, so no thread can hold the handle earlier).
 bool needs(int fn_index);
 // Really frees everything in quarantine; at MPI_Finalize, before PMPI_Finalize.
 void finish();
