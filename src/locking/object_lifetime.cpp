@@ -106,19 +106,13 @@ void for_each_kind(std::string_view list, F&& f) {
   }
 }
 
-// Whether a table column (handles or objects) names a kind object lifetime tracks.
-bool lists_tracked(std::string_view column) {
+// Whether a table column (handles or objects) names a kind object lifetime tracks; without
+// messages, for what is tracked by default: MPI_Mprobe and MPI_Mrecv make and consume one per
+// message, communication, so they are tracked under TSMPI_CHECK only (tracking them by default
+// cost 40-60% of the message rate of an Mprobe program, bench/msgrate.c).
+bool lists_tracked(std::string_view column, bool messages = true) {
   bool any = false;
-  for_each_kind(column, [&](Kind k, std::string_view) { any = any || tracked(k); });
-  return any;
-}
-
-// Messages are communication: MPI_Mprobe and MPI_Mrecv make and consume one per message, so
-// they are tracked under TSMPI_CHECK only (tracking them by default cost 40-60% of the
-// message rate of an Mprobe program, bench/msgrate.c).
-bool lists_tracked_by_default(std::string_view column) {
-  bool any = false;
-  for_each_kind(column, [&](Kind k, std::string_view) { any = any || (tracked(k) && k != Kind::Message); });
+  for_each_kind(column, [&](Kind k, std::string_view) { any = any || (tracked(k) && (messages || k != Kind::Message)); });
   return any;
 }
 
@@ -136,7 +130,7 @@ bool object_call(const FunctionInfo& f) {
     case Category::UpdateList: case Category::Allocate: case Category::Own:
       return true;
     default:
-      return lists_tracked_by_default(f.objects);  // creates or frees objects
+      return lists_tracked(f.objects, false);  // creates or frees objects
   }
 }
 
@@ -409,9 +403,10 @@ Record* find(Kind kind, std::uintptr_t bits) {
 namespace {
 
 // Kinds whose first object switches a read-only call on (0: it is on from MPI_Init), and the
-// kinds that have had an object since.
+// kinds whose calls are switched on; the mutex orders the switching.
 std::uint32_t g_waits_for_kinds[fn::kCount];
 std::atomic<std::uint32_t> g_kinds_made{0};
+std::mutex g_switching;
 
 std::uint32_t kind_bit(Kind k) { return std::uint32_t{1} << static_cast<int>(k); }
 
@@ -440,13 +435,17 @@ bool needs(int fn_index) {
 
 namespace {
 
-// The first object of `kind`: switch on the read-only calls that waited for it.
+// The first object of `kind`: switch on the read-only calls that waited for it. The kind's bit
+// is set only once they are all on, and every adopter of the kind waits for that: so no
+// creating call returns a handle while a call that must check it still passes through.
 void note_kind_made(Kind kind) {
   const std::uint32_t bit = kind_bit(kind);
   if (g_kinds_made.load(std::memory_order_acquire) & bit) return;
-  if (g_kinds_made.fetch_or(bit, std::memory_order_acq_rel) & bit) return;
+  std::lock_guard<std::mutex> g(g_switching);
+  if (g_kinds_made.load(std::memory_order_relaxed) & bit) return;
   for (int i = 0; i < fn::kCount; ++i)
     if (g_waits_for_kinds[i] & bit) fn_active[i].store(1, std::memory_order_release);
+  g_kinds_made.fetch_or(bit, std::memory_order_release);
 }
 
 }  // namespace
