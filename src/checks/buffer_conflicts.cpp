@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "checks/checks.h"
 #include "checks/mark.h"
 #include "locking/serialize_lock.h"
 #include "runtime/function_table.h"
@@ -64,17 +65,11 @@ std::string range_text(std::uintptr_t begin, std::uintptr_t end) {
 
 }  // namespace
 
-// A nonblocking operation's buffers stay in use after the call returns: its mark needs its stack
-// now. A blocking call's entry lives only while its thread is inside the call.
-bool returns_request(const CallArgs& args) {
-  for (int i = 0; i < args.handle_count; ++i)
-    if (args.handles[i].kind == Kind::Request && args.handles[i].use == Use::Out) return true;
-  return false;
-}
-
 BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
   if (args.buffer_count == 0) return;
-  const bool outlives_call = returns_request(args) && kFunctions[id].family != Family::kBsend;
+  // A nonblocking operation's buffers stay in use after the call returns: its mark needs its
+  // stack now. A blocking call's entry lives only while its thread is inside the call.
+  const bool outlives_call = g_rules[id].creates_request && kFunctions[id].family != Family::kBsend;
   for (int i = 0; i < args.buffer_count && i < 2; ++i) {
     const BufferArg& b = args.buffers[i];
     std::uintptr_t begin, end;

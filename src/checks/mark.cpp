@@ -42,9 +42,14 @@ Mark mark_here(int fn, int skip) {
   return m;
 }
 
+Mark mark_thread(int fn) {
+  diag::ThreadInfo& t = diag::this_thread();
+  return Mark{fn, t.index, t.tid, nullptr};
+}
+
 Mark mark_call(int fn) {
   diag::ThreadInfo& t = diag::this_thread();
-  Mark m{fn, t.index, t.tid, nullptr};
+  Mark m = mark_thread(fn);
   m.thread = &t;
   m.call_since = t.call.since_ns.load(std::memory_order_relaxed);
   return m;

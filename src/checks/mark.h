@@ -32,6 +32,9 @@ void start_marks();
 // for what outlives the call (a nonblocking operation's buffer, a free).
 Mark mark_here(int fn, int skip);
 
+// The calling thread in `fn`, without a stack.
+Mark mark_thread(int fn);
+
 // The calling thread in `fn`, for as long as it stays inside it: no stack is taken unless a
 // report names the mark, then from the thread itself. A backtrace per call cost checking mode
 // ~8 us per message (bench/overhead.c).

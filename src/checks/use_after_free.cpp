@@ -3,14 +3,7 @@
 #include "diagnostics/report.h"
 
 namespace tsmpi::checks {
-void note_free(FreedBy& by, int fn, bool with_stack) {
-  if (with_stack) {
-    by = mark_here(fn, 2);
-    return;
-  }
-  diag::ThreadInfo& t = diag::this_thread();
-  by = Mark{fn, t.index, t.tid, nullptr};
-}
+void note_free(FreedBy& by, int fn, bool with_stack) { by = with_stack ? mark_here(fn, 2) : mark_thread(fn); }
 
 void report_use_after_free(int fn, const char* kind, std::uintptr_t bits, const FreedBy& by) {
   Mark here = mark_call(fn);
