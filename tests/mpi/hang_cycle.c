@@ -40,14 +40,8 @@ static void bcast(MPI_Comm c, int rank) {
 int main(int argc, char** argv) {
   int deadlock = argc > 1 && !strcmp(argv[1], "deadlock");
   alarm(argc > 2 ? (unsigned)atoi(argv[2]) : 10);
-  test_init(&argc, &argv, "hang_cycle");
-  int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 3) {
-    printf("hang_cycle: needs exactly 3 ranks\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  int rank;
+  test_init_ranks(&argc, &argv, "hang_cycle", 3, &rank);
   MPI_Comm c0 = pair_comm(rank, 0, 1), c1 = pair_comm(rank, 1, 2), c2 = pair_comm(rank, 2, 0);
   if (deadlock) {
     printf("hang_cycle: rank %d enters the cycle\n", rank);

@@ -23,14 +23,8 @@ static void* barrier_thread(void* arg) {
 
 int main(int argc, char** argv) {
   alarm(argc > 1 ? (unsigned)atoi(argv[1]) : 10);
-  test_init(&argc, &argv, "hang_threads");
-  int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2) {
-    printf("hang_threads: needs exactly 2 ranks\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  int rank;
+  test_init_ranks(&argc, &argv, "hang_threads", 2, &rank);
   printf("hang_threads: rank %d started\n", rank);
   fflush(stdout);
   if (rank == 1) {

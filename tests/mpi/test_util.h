@@ -40,15 +40,20 @@ static inline void test_init(int* argc, char*** argv, const char* name) {
 }
 
 /* For programs between exactly two ranks: this rank and the other one. */
-static inline void test_init_pair(int* argc, char*** argv, const char* name, int* rank, int* peer) {
+/* test_init for a program that needs exactly `ranks` processes; sets *rank. */
+static inline void test_init_ranks(int* argc, char*** argv, const char* name, int ranks, int* rank) {
   test_init(argc, argv, name);
   int size;
   MPI_Comm_rank(MPI_COMM_WORLD, rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2) {
-    printf("%s: needs exactly 2 ranks\n", name);
+  if (size != ranks) {
+    printf("%s: needs exactly %d ranks\n", name, ranks);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+}
+
+static inline void test_init_pair(int* argc, char*** argv, const char* name, int* rank, int* peer) {
+  test_init_ranks(argc, argv, name, 2, rank);
   *peer = 1 - *rank;
 }
 
