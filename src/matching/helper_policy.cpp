@@ -177,11 +177,15 @@ void deliver(Waiter* w) {
   w->state.store(2, std::memory_order_release);
 }
 
+enum class IfBusy { kSkip, kWait };
+
 // Takes up to `max` messages out of the MPI into `c`'s queue, in the MPI's order. Returns how
-// many; 0 also when another thread is pulling for this communicator right now.
-int pull(CommState& c, int max) {
-  std::unique_lock<std::mutex> lock(c.pull_mutex, std::try_to_lock);
-  if (!lock.owns_lock() || c.retired.load(std::memory_order_acquire)) return 0;
+// many; -1 when another thread is pulling for this communicator right now and `busy` says skip.
+int pull(CommState& c, int max, IfBusy busy = IfBusy::kSkip) {
+  std::unique_lock<std::mutex> lock(c.pull_mutex, std::defer_lock);
+  if (busy == IfBusy::kWait) lock.lock();
+  else if (!lock.try_lock()) return -1;
+  if (c.retired.load(std::memory_order_acquire)) return 0;
   int n = 0;
   for (; n < max; ++n) {
     int flag = 0;
@@ -236,7 +240,9 @@ bool match_now(MPI_Comm comm, Pattern pattern, Incoming* in) {
   CommState& c = states().of(comm);
   Envelope e;
   if (c.queue.take(pattern, &e, in)) return true;
-  if (pull(c, kPullBatch) == 0) return false;
+  // A pull under way is waited for (asleep), not skipped: pollers that return at once and poll
+  // again keep the cores from the puller, and with hundreds of them it hardly ever runs.
+  pull(c, kPullBatch, IfBusy::kWait);
   return c.queue.take(pattern, &e, in);
 }
 
