@@ -8,6 +8,7 @@
 #include "locking/buffer_lock.h"
 #include "locking/object_lifetime.h"
 #include "runtime/function_table.h"
+#include "runtime/stats.h"
 
 namespace tsmpi {
 
@@ -26,7 +27,8 @@ bool completes_requests(const FunctionInfo& f) {
 }  // namespace
 
 void activate(const Options& o) {
-  g_count_calls = o.stats;
+  g_count_calls = o.stats > 0;
+  g_count_functions = o.stats == 2;
   lifetime::init(o);
   checks::g_on = o.check != CheckMode::Off;
   checks::init();

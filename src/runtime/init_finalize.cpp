@@ -68,9 +68,8 @@ std::string rank_label() {
   return "?";
 }
 
-void count_call(Category c) {
-  if (const Options* o = loaded_options(); o && o->stats)
-    bump(thread_counters(tl_thread).calls[static_cast<int>(c)]);
+void count_handled_call(fn::Id id) {
+  if (const Options* o = loaded_options(); o && o->stats) count_call(tl_thread, kFunctions[id].category, id);
 }
 
 void say_hello(const Options& o) {
@@ -115,12 +114,18 @@ void print_stats_once() {
 
 namespace handlers {
 
-int MPI_Init(int* argc, char*** argv) {
-  int provided = 0;
-  return handlers::MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+namespace {
+int init(fn::Id id, int* argc, char*** argv, int* provided);
 }
 
+int MPI_Init(int* argc, char*** argv) { return init(fn::MPI_Init, argc, argv, nullptr); }
+
 int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
+  return init(fn::MPI_Init_thread, argc, argv, provided);
+}
+
+namespace {
+int init(fn::Id id, int* argc, char*** argv, int* provided) {
   const Options& o = options_or_exit();
   int rc;
   {
@@ -151,13 +156,14 @@ int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
   g_init.world_initialized.store(true);
   diag::set_rank_label(rank_label());
   diag::start_hang_watchdog(o);
-  count_call(Category::Other);
+  count_handled_call(id);
   say_hello(o);
   return rc;
 }
+}  // namespace
 
 int MPI_Finalize() {
-  count_call(Category::Other);
+  count_handled_call(fn::MPI_Finalize);
   diag::stop_hang_watchdog();
   bool clean = matching::finish_policy(options_or_exit(), rank_label().c_str());
   print_stats_once();
@@ -181,7 +187,7 @@ int MPI_Finalize() {
 }
 
 int MPI_Query_thread(int* provided) {
-  count_call(Category::None);
+  count_handled_call(fn::MPI_Query_thread);
   if (!g_init.world_initialized.load()) {
     NestingScope inside(tl_thread);
     return PMPI_Query_thread(provided);
@@ -191,7 +197,7 @@ int MPI_Query_thread(int* provided) {
 }
 
 int MPI_Is_thread_main(int* flag) {
-  count_call(Category::None);
+  count_handled_call(fn::MPI_Is_thread_main);
   // tsmpi calls PMPI_Init_thread from the application's thread, so the MPI's answer is ours.
   NestingScope inside(tl_thread);
   return PMPI_Is_thread_main(flag);
@@ -208,12 +214,12 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* sess
   if (rc != MPI_SUCCESS) return rc;
   if (g_init.live_sessions.fetch_add(1) == 0 && !g_init.world_initialized.load()) activate(o);
   lifetime::adopt_session(handle_bits(*session));
-  count_call(Category::Other);
+  count_handled_call(fn::MPI_Session_init);
   return rc;
 }
 
 int MPI_Session_finalize(MPI_Session* session) {
-  count_call(Category::Other);
+  count_handled_call(fn::MPI_Session_finalize);
   int rc;
   {
     NestingScope inside(tl_thread);

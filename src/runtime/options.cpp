@@ -61,7 +61,8 @@ const std::vector<OptionSpec>& option_specs() {
        "existence checks and per-object locks on the calls that create, read, update or free MPI objects", ""},
       {kQuarantine, "objects per kind", "64",
        "freed objects of each kind kept (and their handles invalid) before they are really freed", ""},
-      {kStats, "0|1", "0", "print per-rank call and lock statistics at MPI_Finalize", ""},
+      {kStats, "0|1|2", "0",
+       "print per-rank call and lock statistics at MPI_Finalize; 2: also the calls of each MPI function", ""},
       {kVerbose, "0|1|2", "0", "1: one line per rank at MPI_Init; 2: also the active wrappers", ""},
       {kHangTimeout, "seconds (0 = off)", "0",
        "report every thread's MPI call when one is blocked longer than this", ""},
@@ -119,7 +120,7 @@ ParseResult parse_options(const Environment& env) {
     if (name == kUnderlying) o.underlying_level = static_cast<UnderlyingLevel>(index);
     else if (name == kProbe) o.probe = static_cast<ProbePolicy>(index);
     else if (name == kCheck) o.check = static_cast<CheckMode>(index);
-    else if (name == kStats) o.stats = index == 1;
+    else if (name == kStats) o.stats = index;
     else if (name == kVerbose) o.verbose = index;
     else if (name == kLifetime) o.lifetime = index == 0;
   }
@@ -139,7 +140,7 @@ std::string option_value(const Options& o, std::string_view name) {
   if (name == kUnderlying) return pick(static_cast<int>(o.underlying_level));
   if (name == kProbe) return pick(static_cast<int>(o.probe));
   if (name == kCheck) return pick(static_cast<int>(o.check));
-  if (name == kStats) return o.stats ? "1" : "0";
+  if (name == kStats) return std::to_string(o.stats);
   if (name == kVerbose) return std::to_string(o.verbose);
   if (name == kHangTimeout) return std::to_string(o.hang_timeout);
   if (name == kLifetime) return o.lifetime ? "on" : "off";

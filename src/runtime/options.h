@@ -16,7 +16,7 @@ struct Options {
   UnderlyingLevel underlying_level = UnderlyingLevel::Multiple;
   ProbePolicy probe = ProbePolicy::Mprobe;
   CheckMode check = CheckMode::Off;
-  bool stats = false;
+  int stats = 0;               // 1: statistics at MPI_Finalize; 2: also calls per function
   int verbose = 0;
   unsigned hang_timeout = 0;  // seconds, 0 = off
   bool lifetime = true;       // existence checks and per-object locks (src/locking/object_lifetime.h)

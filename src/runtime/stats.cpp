@@ -4,9 +4,14 @@
 
 #include <string>
 
+#include "fn_ids.h"
+#include "runtime/function_table.h"
 #include "runtime/options.h"
 
 namespace tsmpi {
+
+bool g_count_functions = false;
+
 namespace {
 // Blocks outlive their threads, so counts of threads that exited before finalize still add up.
 tbb::enumerable_thread_specific<ThreadCounters>& all_counters() {
@@ -15,7 +20,11 @@ tbb::enumerable_thread_specific<ThreadCounters>& all_counters() {
 }
 }  // namespace
 
-ThreadCounters& make_thread_counters() { return all_counters().local(); }
+ThreadCounters& make_thread_counters() {
+  ThreadCounters& c = all_counters().local();
+  if (g_count_functions && !c.per_function) c.per_function = new std::atomic<std::uint64_t>[fn::kCount]();  // lives as the block does
+  return c;
+}
 
 StatsTotals stats_totals() {
   StatsTotals t;
@@ -23,6 +32,10 @@ StatsTotals stats_totals() {
     for (int i = 0; i < kCategoryCount; ++i) t.calls[i] += c.calls[i].load(std::memory_order_relaxed);
     t.lock_wait_ns += c.lock_wait_ns.load(std::memory_order_relaxed);
     t.lock_waits += c.lock_waits.load(std::memory_order_relaxed);
+    if (c.per_function) {
+      t.per_function.resize(fn::kCount);
+      for (int i = 0; i < fn::kCount; ++i) t.per_function[i] += c.per_function[i].load(std::memory_order_relaxed);
+    }
     ++t.threads;
   }
   return t;
@@ -49,6 +62,13 @@ void print_stats(std::FILE* out, const char* rank_label, const char* extra) {
   if (const Options* o = loaded_options())
     for (const auto& s : option_specs()) text += std::string(" ") + s.name + "=" + option_value(*o, s.name);
   text += "\n";
+  if (!t.per_function.empty()) {
+    // Every function called through tsmpi, in the table's order: what the program uses.
+    text += "  functions:";
+    for (int i = 0; i < fn::kCount; ++i)
+      if (t.per_function[i]) text += std::string(" ") + kFunctions[i].name + "=" + std::to_string(t.per_function[i]);
+    text += "\n";
+  }
   text += extra;
   // One write so blocks of different ranks sharing a terminal do not interleave.
   std::fputs(text.c_str(), out);

@@ -25,7 +25,7 @@
 
 namespace tsmpi {
 
-extern bool g_count_calls;  // TSMPI_STATS=1
+extern bool g_count_calls;  // TSMPI_STATS >= 1
 
 // Marks a function the probe policies do not see.
 struct Unmatched {};
@@ -50,7 +50,7 @@ struct Hook {
   template <class Pmpi, class Extra, class Matched>
   static auto run(ThreadState& t, fn::Id id, Pmpi& pmpi, const Objects& objects, const CallArgs& args,
                   Extra& extra, Matched& matched) {
-    if (g_count_calls) bump(thread_counters(t).calls[static_cast<int>(C)]);
+    if (g_count_calls) count_call(t, C, id);
     NestingScope inside(t);
     using Result = decltype(pmpi());
     auto original = [&]() -> Result {

@@ -42,7 +42,7 @@ TEST(Options, InvalidValueNamesTheVariableAndItsAllowedValues) {
   EXPECT_EQ(*r.error, "tsmpi: TSMPI_PROBE=bogus is invalid; allowed values: mprobe|lock2d|helper|off");
   r = parse_options({{"TSMPI_STATS", "yes"}});
   ASSERT_TRUE(r.error);
-  EXPECT_EQ(*r.error, "tsmpi: TSMPI_STATS=yes is invalid; allowed values: 0|1");
+  EXPECT_EQ(*r.error, "tsmpi: TSMPI_STATS=yes is invalid; allowed values: 0|1|2");
   r = parse_options({{"TSMPI_VERBOSE", ""}});
   ASSERT_TRUE(r.error);
   EXPECT_NE(r.error->find("TSMPI_VERBOSE= is invalid; allowed values: 0|1|2"), std::string::npos);
