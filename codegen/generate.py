@@ -36,7 +36,12 @@ KINDS = ["Comm", "Group", "Datatype", "Op", "Errhandler", "Info", "Win", "File",
          "Request", "Message", "Session"]
 OBJECT_KINDS = KINDS + ["Keyval"]
 HANDLE_FORMS = ["", "*", "&", "[]", "[]*", "[]&"]
-COLUMNS = ["function", "category", "blocking", "nonblocking", "family", "objects", "handles"]
+COLUMNS = ["function", "category", "blocking", "nonblocking", "family", "objects", "handles", "ignored"]
+# The `ignored` column: when the standard says arguments are not significant. Each condition
+# names the argument that decides it (root, local_leader, or the buffer of inplace(...)).
+IGNORED_CONDITIONS = {"nonroot": "root", "nonleaf": "root", "procnull": "root", "nonleader": "local_leader"}
+# Parameter names of an MPI's mpi.h that differ from the standard's (Open MPI's MPI_Intercomm_create).
+PARAMETER_ALIASES = {"bridge_comm": "peer_comm"}
 
 
 class Problems:
@@ -88,6 +93,7 @@ def read_table(path, problems):
                 kind, form = split_handle(h)
                 if kind not in KINDS or form not in HANDLE_FORMS:
                     problems.add(f"{where}: {name}: bad handle {h} (Kind, Kind*, Kind&, Kind[], Kind[]*, Kind[]&)")
+            row["ignored_list"] = parse_ignored(row["ignored"], f"{where}: {name}", problems)
             row["line"] = where
             rows[name] = row
     for name, row in rows.items():
@@ -95,6 +101,42 @@ def read_table(path, problems):
         if nb != "-" and nb not in rows:
             problems.add(f"{row['line']}: {name}: nonblocking counterpart {nb} has no row")
     return rows
+
+
+def parse_ignored(column, where, problems):
+    """[(condition, operand, [parameter names])] from "nonroot:recvbuf+recvtype,inplace(sendbuf):sendtype"."""
+    if column == "-":
+        return []
+    groups = []
+    for group in column.split(","):
+        cond, _, params = group.partition(":")
+        m = re.fullmatch(r"inplace\((\w+)\)", cond)
+        if m:
+            cond, operand = "inplace", m.group(1)
+        elif cond in IGNORED_CONDITIONS:
+            operand = IGNORED_CONDITIONS[cond]
+        else:
+            problems.add(f"{where}: bad ignored condition {cond} (allowed: {', '.join(IGNORED_CONDITIONS)}, inplace(buffer))")
+            continue
+        names = [n for n in params.split("+") if n]
+        if not names:
+            problems.add(f"{where}: ignored condition {cond} lists no parameters")
+        groups.append((cond, operand, names))
+    return groups
+
+
+def standard_names(params):
+    return [PARAMETER_ALIASES.get(n, n) for _, n in params]
+
+
+def check_ignored(row, params, problems):
+    """Every parameter the `ignored` column names exists, and so does what decides it."""
+    names = standard_names(params)
+    for cond, operand, listed in row["ignored_list"]:
+        for n in [operand] + listed:
+            if n not in names:
+                problems.add(f"{row['line']}: {row['function']}: ignored column names {n}, which mpi.h's prototype "
+                             f"({', '.join(names)}) does not have")
 
 
 def split_handle(h):
@@ -217,6 +259,7 @@ def main():
     functions = sorted((p[1:] for p in exports), key=str.lower)
     for name in functions:
         check_handles(table[name], protos["P" + name][1], problems)
+        check_ignored(table[name], protos["P" + name][1], problems)
     problems.fail_if_any(f"in handle columns for {args.mpi}")
 
     os.makedirs(args.outdir, exist_ok=True)
@@ -263,7 +306,7 @@ def emit_table(functions, table, strategies):
             f"  {{{cxx_string(name)}, Category::{row['category']}, {str(row['blocking'] == 'yes').lower()}, "
             f"{nb_id}, {cxx_string(nb)}, Family::k{row['family'].capitalize() if row['family'] != '-' else 'None'}, "
             f"{cxx_string(row['objects'])}, {cxx_string(row['handles'])}, "
-            f"Strategy::{strategies[name][0]}, {str(matched(name, row)).lower()}}},\n")
+            f"Strategy::{strategies[name][0]}, {str(matched(name, row)).lower()}, {cxx_string(row['ignored'])}}},\n")
     out.append("};\n}  // namespace tsmpi\n")
     return "".join(out)
 
@@ -336,11 +379,18 @@ def handle_args(row, params):
     handles = [split_handle(h) for h in row["handles_list"]]
     positions = [i for i, (t, _) in enumerate(params) if HANDLE_TYPE.match(norm_type(t))]
     count = next((f"a{i}" for i, (t, n) in enumerate(params) if n in ARRAY_COUNTS and norm_type(t) == "int"), None)
+    names = standard_names(params)
     entries = []
+    root = None
     for (kind, form), pos in zip(handles, positions):
         where = f"(void*)&a{pos}" if form == "" else f"(void*)a{pos}"
         n = (count or "-1") if form.startswith("[]") else "1"
-        entries.append(f"{{tsmpi::Kind::{kind}, tsmpi::Use::{USES[form]}, {where}, {n}}}")
+        ignored, in_place, decided_by = ignored_when(row, names, names[pos])
+        entry = f"{{tsmpi::Kind::{kind}, tsmpi::Use::{USES[form]}, {where}, {n}"
+        if ignored:
+            entry += f", {ignored}, {in_place}"
+            root = root or decided_by
+        entries.append(entry + "}")
     for i, (t, n) in enumerate(params):
         if not n.endswith("keyval") or norm_type(t) not in ("int", "int *"):
             continue
@@ -360,7 +410,33 @@ def handle_args(row, params):
     if buffers:
         decl += f"  const tsmpi::BufferArg buffers[] = {{{', '.join(buffers)}}};\n"
         buffers_expr = f"buffers, {len(buffers)}"
-    return decl, f"tsmpi::CallArgs{{{handles_expr}, {peer}, {buffers_expr}}}"
+    tail = ""
+    if root:
+        # The root (or local leader) and the communicator it is a rank of decide the conditions.
+        comm = next(f"a{i}" for i, (t, n) in enumerate(params)
+                    if norm_type(t) == "MPI_Comm" and n in ("comm", "local_comm"))
+        tail = f", a{names.index(root)}, {comm}"
+    return decl, f"tsmpi::CallArgs{{{handles_expr}, {peer}, {buffers_expr}{tail}}}"
+
+
+IGNORED_BITS = {"nonroot": "kNonRoot", "nonleader": "kNonRoot", "nonleaf": "kNonLeaf", "procnull": "kProcNull",
+                "inplace": "kInPlace"}
+
+
+def ignored_when(row, names, param):
+    """C++ for the conditions under which handle parameter `param` is not significant: the
+    tsmpi::Ignored bits, the in-place buffer they test, and the parameter that decides the root
+    conditions ("root", "local_leader" or None)."""
+    bits, in_place, decided_by = [], "nullptr", None
+    for cond, operand, listed in row["ignored_list"]:
+        if param not in listed:
+            continue
+        bits.append(f"tsmpi::Ignored::{IGNORED_BITS[cond]}")
+        if cond == "inplace":
+            in_place = f"a{names.index(operand)}"
+        else:
+            decided_by = operand
+    return " | ".join(bits), in_place, decided_by
 
 
 BUFFER_FAMILIES = {"send", "bsend", "recv", "sendrecv", "mrecv"}

@@ -333,6 +333,7 @@ int raise_unlocked(const CallArgs& args, const Record* dead, int cls) {
     const HandleArg& h = args.handles[i];
     if (h.use != Use::In && h.use != Use::InOut) continue;
     if (h.kind != Kind::Comm && h.kind != Kind::Win && h.kind != Kind::File) continue;
+    if (!significant(args, h)) continue;  // MPI_Intercomm_create's peer_comm off the leader
     std::uintptr_t bits = read_handle(h.kind, h.where, 0);
     if (bits == null_handle(h.kind) || (dead->kind == h.kind && dead->bits == bits)) continue;
     if (h.kind == Kind::Comm) return PMPI_Comm_call_errhandler(handle_from_bits<MPI_Comm>(bits), cls), cls;
@@ -496,6 +497,9 @@ Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_ru
   for (int i = 0; i < args.handle_count; ++i) {
     const HandleArg& h = args.handles[i];
     if (!tracked(h.kind) || h.use == Use::Out || h.use == Use::ArrayOut || h.count < 0) continue;
+    // An argument the standard says is ignored here (non-root spawn arrays, a non-root
+    // MPI_Gather's receive type) may be anything: NULL, or a freed handle.
+    if (!significant(args, h)) continue;
     for (int j = 0; j < h.count; ++j) {
       std::uintptr_t bits = read_handle(h.kind, h.where, j);
       if (bits == null_handle(h.kind)) continue;

@@ -29,6 +29,7 @@ struct FunctionInfo {
   const char* handles;            // handle parameters in order, or "-"
   Strategy serial;                // what serialize mode does (derived by the generator)
   bool matched;                   // goes through the probe policy (src/matching/handlers.h)
+  const char* ignored;            // arguments the standard says are ignored, and when; or "-"
 };
 
 extern const FunctionInfo kFunctions[fn::kCount];

@@ -80,6 +80,16 @@ enum class Use : std::uint8_t { In, Out, InOut, ArrayIn, ArrayOut, ArrayInOut };
 
 inline constexpr int kNoPeer = -32768;
 
+// When the standard says a handle argument is not significant (the table's `ignored` column),
+// as bits of HandleArg::ignored. No protection reads such an argument: a program may pass
+// anything there (NULL arrays, MPI_DATATYPE_NULL, a freed handle).
+namespace Ignored {
+inline constexpr std::uint8_t kNonRoot = 1;   // at every process but the root (or the local leader)
+inline constexpr std::uint8_t kNonLeaf = 2;   // in the root's group of an intercommunicator
+inline constexpr std::uint8_t kProcNull = 4;  // where the root argument is MPI_PROC_NULL
+inline constexpr std::uint8_t kInPlace = 8;   // when the buffer `in_place` is MPI_IN_PLACE
+}  // namespace Ignored
+
 // One handle parameter: `where` points at the handle (In: the wrapper's copy of the argument;
 // otherwise the application's variable or array of `count` handles, count < 0 if unknown).
 struct HandleArg {
@@ -87,6 +97,8 @@ struct HandleArg {
   Use use;
   void* where;
   int count;
+  std::uint8_t ignored = 0;        // Ignored bits; 0: significant everywhere
+  const void* in_place = nullptr;  // the buffer kInPlace tests
 };
 
 // A message buffer of a point-to-point call (buffer, count, datatype), for TSMPI_CHECK.
@@ -105,7 +117,15 @@ struct CallArgs {
   int peer = kNoPeer;  // the source or dest argument, if the call has one
   const BufferArg* buffers = nullptr;
   int buffer_count = 0;
+  // What the root conditions of HandleArg::ignored test: the root (or local leader) argument and
+  // the communicator it is a rank of.
+  int root = 0;
+  MPI_Comm root_comm = MPI_COMM_NULL;
 };
+
+// Whether handle argument `h` of a call counts (the standard does not say it is ignored here).
+// May ask the MPI for the communicator's rank: call it only on handles that have a condition.
+bool significant(const CallArgs& args, const HandleArg& h);
 
 // A predefined object of MPICH: its handles carry the builtin kind (bits 30-31 = 01). Always
 // false on Open MPI, whose handles are pointers.

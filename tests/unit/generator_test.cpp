@@ -75,7 +75,7 @@ TEST(Generator, EmitsOneWrapperPerExportedFunction) {
   std::string table = read_all(r.outdir / "function_table.cpp");
   EXPECT_NE(table.find("{\"MPI_Send\", Category::CommIO, true, -1, \"MPI_Isend\", Family::kSend"), std::string::npos)
       << table;
-  EXPECT_NE(table.find("\"-\", Strategy::kUnlocked, false}"), std::string::npos) << table;  // MPI_Wtime
+  EXPECT_NE(table.find("\"-\", Strategy::kUnlocked, false, \"-\"}"), std::string::npos) << table;  // MPI_Wtime
 }
 
 TEST(Generator, FailsNamingAnExportedFunctionWithoutARow) {
@@ -143,7 +143,7 @@ TEST(Generator, RoutesReceiveSideFamiliesToTheProbePolicies) {
   EXPECT_EQ(wrappers.find("tsmpi::matching::Isend"), std::string::npos);
   std::string table = read_all(r.outdir / "function_table.cpp");
   EXPECT_NE(table.find("{\"MPI_Wait\", Category::CommIO, true"), std::string::npos);
-  EXPECT_NE(table.find("Family::kWait, \"free:Request\", \"Request&\", Strategy::kPoll, true}"), std::string::npos)
+  EXPECT_NE(table.find("Family::kWait, \"free:Request\", \"Request&\", Strategy::kPoll, true, \"-\"}"), std::string::npos)
       << table;
 }
 
@@ -164,4 +164,32 @@ TEST(Generator, DescribesHandlesPeersAndBuffersToTheHook) {
             std::string::npos);  // MPI_Comm_dup
   EXPECT_NE(wrappers.find("{tsmpi::Kind::Request, tsmpi::Use::InOut, (void*)a0, 1}"), std::string::npos);  // MPI_Wait
   EXPECT_NE(wrappers.find("tsmpi::CallArgs{nullptr, 0, tsmpi::kNoPeer, nullptr, 0}"), std::string::npos);  // MPI_Wtime
+}
+
+// The ignored column: a handle argument the standard says is not significant in some case
+// carries the condition, and the call the values that decide it.
+TEST(Generator, DescribesWhenHandleArgumentsAreIgnored) {
+  GeneratorRun r = generate("table_ignored.table", "ignored");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string wrappers = read_all(r.outdir / "wrappers_0.cpp") + read_all(r.outdir / "wrappers_1.cpp");
+  EXPECT_NE(wrappers.find("{tsmpi::Kind::Datatype, tsmpi::Use::In, (void*)&a2, 1, tsmpi::Ignored::kInPlace, a0}, "
+                          "{tsmpi::Kind::Comm, tsmpi::Use::In, (void*)&a5, 1}"),
+            std::string::npos)
+      << wrappers;
+}
+
+TEST(Generator, FailsNamingAnIgnoredArgumentOrConditionItCannotResolve) {
+  GeneratorRun r = generate("table_bad_ignored.table", "bad_ignored");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("MPI_Send: ignored column names root, which mpi.h's prototype (buf, count, datatype, dest, "
+                          "tag, comm) does not have"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(r.outdir / "wrappers_0.cpp"));
+  r = generate("table_bad_ignored_condition.table", "bad_ignored_condition");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("MPI_Comm_dup: bad ignored condition sometimes (allowed: nonroot, nonleaf, procnull, "
+                          "nonleader, inplace(buffer))"),
+            std::string::npos)
+      << r.output;
 }
