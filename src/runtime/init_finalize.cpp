@@ -31,7 +31,10 @@ namespace {
 struct InitState {
   std::atomic<bool> world_initialized{false};
   int mpi_provided = MPI_THREAD_SINGLE;    // what the MPI gave tsmpi
-  int tsmpi_provided = MPI_THREAD_SINGLE;  // what tsmpi gives the application
+  int tsmpi_provided = MPI_THREAD_SINGLE;  // what tsmpi can give the application (and protects)
+  // What the application was told (MPI_Init_thread's provided, MPI_Query_thread): the level it
+  // asked for when tsmpi can give it, as MPI-4.0 §11.2.1 prescribes, else tsmpi's.
+  int reported = MPI_THREAD_SINGLE;
   std::atomic<int> live_sessions{0};
   std::atomic<bool> stats_printed{false};
 };
@@ -115,17 +118,17 @@ void print_stats_once() {
 namespace handlers {
 
 namespace {
-int init(fn::Id id, int* argc, char*** argv, int* provided);
+int init(fn::Id id, int* argc, char*** argv, int required, int* provided);
 }
 
-int MPI_Init(int* argc, char*** argv) { return init(fn::MPI_Init, argc, argv, nullptr); }
+int MPI_Init(int* argc, char*** argv) { return init(fn::MPI_Init, argc, argv, MPI_THREAD_SINGLE, nullptr); }
 
-int MPI_Init_thread(int* argc, char*** argv, int /*required*/, int* provided) {
-  return init(fn::MPI_Init_thread, argc, argv, provided);
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return init(fn::MPI_Init_thread, argc, argv, required, provided);
 }
 
 namespace {
-int init(fn::Id id, int* argc, char*** argv, int* provided) {
+int init(fn::Id id, int* argc, char*** argv, int required, int* provided) {
   const Options& o = options_or_exit();
   int rc;
   {
@@ -144,7 +147,11 @@ int init(fn::Id id, int* argc, char*** argv, int* provided) {
   } else {
     g_init.tsmpi_provided = g_init.mpi_provided;
   }
-  if (provided) *provided = g_init.tsmpi_provided;
+  // The MPI underneath stays at its level, and tsmpi's protections at tsmpi_provided, whatever
+  // the application asked for: a program that asks for less and uses threads anyway is common.
+  const bool valid = required >= MPI_THREAD_SINGLE && required <= MPI_THREAD_MULTIPLE;
+  g_init.reported = valid && required < g_init.tsmpi_provided ? required : g_init.tsmpi_provided;
+  if (provided) *provided = g_init.reported;
   // Probes can only race, and the attached buffer is only shared, when threads call the MPI at once.
   matching::start_policy(o, g_init.tsmpi_provided == MPI_THREAD_MULTIPLE);
   own::g_enabled = g_init.tsmpi_provided == MPI_THREAD_MULTIPLE;
@@ -192,7 +199,7 @@ int MPI_Query_thread(int* provided) {
     NestingScope inside(tl_thread);
     return PMPI_Query_thread(provided);
   }
-  *provided = g_init.tsmpi_provided;
+  *provided = g_init.reported;
   return MPI_SUCCESS;
 }
 
