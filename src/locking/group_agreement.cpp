@@ -6,7 +6,7 @@
 #include <memory>
 #include <tuple>
 
-#include "locking/backoff.h"
+#include "locking/progress.h"
 #include "locking/serialize_lock.h"
 
 namespace tsmpi::serial {
@@ -59,20 +59,17 @@ void send(int dest, std::uint64_t key, std::uint64_t round, std::int64_t value) 
 }
 
 std::int64_t receive(int source, std::uint64_t key, std::uint64_t round) {
-  Backoff backoff;
-  while (true) {
-    {
-      Guard g;
-      drain();
-      auto it = g_mailbox.find({source, key, round});
-      if (it != g_mailbox.end()) {
-        std::int64_t v = it->second;
-        g_mailbox.erase(it);
-        return v;
-      }
+  std::int64_t v = 0;
+  poll_until_done([&](int* found) {  // under the lock, by whichever thread polls
+    drain();
+    auto it = g_mailbox.find({source, key, round});
+    if ((*found = it != g_mailbox.end())) {
+      v = it->second;
+      g_mailbox.erase(it);
     }
-    backoff.pause();
-  }
+    return MPI_SUCCESS;
+  });
+  return v;
 }
 
 }  // namespace

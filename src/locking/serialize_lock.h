@@ -10,6 +10,8 @@ extern std::atomic<bool> g_enabled;
 inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 
 std::mutex& mpi_lock();
+// Threads blocked on the lock right now (the poller of wait_room.h lets them in).
+int lock_waiters();
 
 // Holds the lock for its lifetime; time spent waiting for it goes to the statistics.
 class Guard {
