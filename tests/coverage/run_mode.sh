@@ -1,5 +1,5 @@
 #!/bin/bash
-# run_mode.sh OUTDIR NAME NP MODE -- COMMAND...
+# run_mode.sh OUTDIR NAME NP MODE -- COMMAND...   (NP: processes, spawned ones included)
 # One coverage run of test program NAME (tests/coverage/coverage.h: only rank 0 prints, so its
 # standard output is the same from run to run). MODE "native" runs COMMAND (the MPI's own mpiexec)
 # and keeps its standard output as the reference. Any other MODE runs COMMAND (tsmpirun with the

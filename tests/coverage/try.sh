@@ -20,6 +20,7 @@ for name in "$@"; do
   src=$here/$name.c
   np=$(sed -n 's|^// ranks: \([0-9]*\)$|\1|p' "$src" | head -1)
   [ -n "$np" ] || { echo "try.sh: $src has no '// ranks: N' line"; status=1; continue; }
+  procs=$(sed -n "s|^// processes ($mpi): \([0-9]*\).*|\1|p" "$src" | head -1)
   $mpicc -O2 -g -Wall -Wno-stringop-overflow -o "$out/$name" "$src" -lpthread -ldl || { status=1; continue; }
   for mode in native default serialize check; do
     env=()
@@ -30,7 +31,7 @@ for name in "$@"; do
          [ $mode = serialize ] && env+=(TSMPI_UNDERLYING_LEVEL=$low)
          [ $mode = check ] && env+=(TSMPI_CHECK=warn) ;;
     esac
-    if env "${env[@]}" "$here/run_mode.sh" "$out" "$name" "$np" $mode -- "${cmd[@]}" >"$out/$name.$mode.log" 2>&1; then
+    if env "${env[@]}" "$here/run_mode.sh" "$out" "$name" "${procs:-$np}" $mode -- "${cmd[@]}" >"$out/$name.$mode.log" 2>&1; then
       echo "try.sh: $mpi $name $mode: ok"
     else
       echo "try.sh: $mpi $name $mode: FAILED ($out/$name.$mode.log):"; tail -20 "$out/$name.$mode.log"; status=1
