@@ -378,7 +378,9 @@ def handle_args(row, params):
     Returns (declarations to put before the call, the CallArgs expression)."""
     handles = [split_handle(h) for h in row["handles_list"]]
     positions = [i for i, (t, _) in enumerate(params) if HANDLE_TYPE.match(norm_type(t))]
-    count = next((f"a{i}" for i, (t, n) in enumerate(params) if n in ARRAY_COUNTS and norm_type(t) == "int"), None)
+    # MPI_Type_get_contents_c's max_datatypes is an MPI_Count; a handle array is never that long.
+    count = next((f"static_cast<int>(a{i})" for i, (t, n) in enumerate(params)
+                  if n in ARRAY_COUNTS and norm_type(t) in ("int", "MPI_Count")), None)
     names = standard_names(params)
     entries = []
     root = None

@@ -179,14 +179,15 @@ bool predefined(Kind kind, std::uintptr_t bits) {
   }
 }
 
-// Attribute keys and the kind of object they are for, in order of creation: a deferred
-// MPI_Comm_free or MPI_Type_free deletes the object's attributes at once, as the MPI would.
+// Attribute keys and the kind of object they are for (which free function releases them).
 struct KeyvalOwner {
   std::uintptr_t keyval;
   Kind owner;
 };
 std::mutex g_keyvals_mutex;
 std::vector<KeyvalOwner> g_keyvals;
+// Kinds the program has made attribute keys for: their objects may carry attributes.
+std::atomic<bool> g_keyvals_made[kKindCount];
 
 Kind keyval_owner(fn::Id id) {
   std::string_view name = kFunctions[id].name;
@@ -202,28 +203,11 @@ Kind owner_of_keyval(std::uintptr_t keyval) {
   return Kind::Comm;
 }
 
-// Runs the delete callbacks of the attributes cached on a communicator or datatype.
-int delete_attributes(Kind kind, std::uintptr_t bits) {
-  std::vector<std::uintptr_t> keys;
-  {
-    std::lock_guard<std::mutex> g(g_keyvals_mutex);
-    for (auto it = g_keyvals.rbegin(); it != g_keyvals.rend(); ++it)
-      if (it->owner == kind) keys.push_back(it->keyval);
-  }
-  for (std::uintptr_t k : keys) {
-    int key = static_cast<int>(k), flag = 0, rc = MPI_SUCCESS;
-    void* value = nullptr;
-    if (kind == Kind::Comm) {
-      MPI_Comm c = handle_from_bits<MPI_Comm>(bits);
-      if (PMPI_Comm_get_attr(c, key, &value, &flag) == MPI_SUCCESS && flag) rc = PMPI_Comm_delete_attr(c, key);
-    } else {
-      MPI_Datatype t = handle_from_bits<MPI_Datatype>(bits);
-      if (PMPI_Type_get_attr(t, key, &value, &flag) == MPI_SUCCESS && flag) rc = PMPI_Type_delete_attr(t, key);
-    }
-    if (rc != MPI_SUCCESS) return rc;
-  }
-  return MPI_SUCCESS;
-}
+// An object that may carry attributes is freed by the MPI in the application's call, not kept
+// in quarantine: the MPI runs the attributes' delete callbacks when it destroys the object, which
+// for a datatype still used by a derived type or a pending operation is later than the free, and
+// in an order (and after a failing callback) only the MPI knows.
+bool may_have_attributes(Kind k) { return g_keyvals_made[static_cast<int>(k)].load(std::memory_order_acquire); }
 
 // ---- really freeing -----------------------------------------------------------------------
 
@@ -525,7 +509,7 @@ Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_ru
   }
   if (freed_ && freed_->record->refs.load() <= 1) {
     Held& f = *freed_;
-    if (deferrable(f.record->kind) && !rule_.blocking && g_quarantine_bound > 0) {
+    if (deferrable(f.record->kind) && !rule_.blocking && g_quarantine_bound > 0 && !may_have_attributes(f.record->kind)) {
       result_ = free_in_mpis_stead(f);
       proceed_ = false;
       return;
@@ -621,11 +605,6 @@ int Scope::refuse(const Held& dead) {
 
 int Scope::free_in_mpis_stead(Held& f) {
   Record& r = *f.record;
-  if (r.kind == Kind::Comm || r.kind == Kind::Datatype) {
-    // The MPI would run the attributes' delete callbacks now; do so, and fail as it would.
-    int rc = serial::locked([&] { return delete_attributes(r.kind, r.bits); });
-    if (rc != MPI_SUCCESS) return rc;
-  }
   r.state = State::kQuarantined;
   if (checks::g_on) checks::note_free(r.freed_by, id_, r.kind != Kind::Message);
   for (int i = 0; i < args_.handle_count; ++i) {
@@ -706,6 +685,7 @@ void Scope::adopt_outputs() {
       if (h.kind == Kind::Keyval && bits != null_handle(Kind::Keyval)) {
         std::lock_guard<std::mutex> g(g_keyvals_mutex);
         g_keyvals.push_back({bits, keyval_owner(id_)});
+        g_keyvals_made[static_cast<int>(keyval_owner(id_))].store(true, std::memory_order_release);
       }
     } else if (h.use == Use::ArrayOut && h.kind == Kind::Datatype && h.count > 0 && args_.handle_count > 0) {
       // MPI_Type_get_contents: as many datatypes as the envelope of its input says.
