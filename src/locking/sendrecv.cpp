@@ -13,7 +13,11 @@ namespace {
 int complete_both(MPI_Request requests[2], MPI_Status* status) {
   MPI_Status statuses[2];
   int rc = poll_until_done([&](int* flag) { return PMPI_Testall(2, requests, flag, statuses); });
-  if (status != MPI_STATUS_IGNORE) *status = statuses[0];
+  if (status != MPI_STATUS_IGNORE) {
+    const int error = status->MPI_ERROR;  // a single-completion call leaves it alone
+    *status = statuses[0];
+    status->MPI_ERROR = error;
+  }
   if (rc == MPI_ERR_IN_STATUS)
     rc = statuses[0].MPI_ERROR != MPI_SUCCESS ? statuses[0].MPI_ERROR : statuses[1].MPI_ERROR;
   return rc;

@@ -150,10 +150,12 @@ int Isendrecv_replace(O&& o, void* buf, Count count, MPI_Datatype type, int dest
   if (!policy_on() || source == MPI_PROC_NULL) return o();
   OriginalCall original(o);
   Buffer in_place = buffer(buf, count, type);
-  if (g_policy != Policy::kHelper) {  // the others let the MPI carry it out (original)
+  // helper, and mprobe for a message the thread probed, carry it out themselves; otherwise the MPI does.
+  const bool by_tsmpi = g_policy == Policy::kHelper || (g_policy == Policy::kMprobe && mprobe_policy::takes_receive(comm, source, recvtag));
+  if (!by_tsmpi) {
     TSMPI_POLICY_CALL(isendrecv(in_place, dest, sendtag, in_place, source, recvtag, comm, request, {}, original))
   }
-  // The helper carries it out itself: it sends a packed copy, which it keeps until the send is done.
+  // tsmpi carries it out: it sends a packed copy, which it keeps until the send is done.
   PackedCopy copy = packed_send(buf, count, type, dest, comm);
   if (copy.rc != MPI_SUCCESS) return copy.rc;
   Buffer send = buffer(copy.bytes.data(), static_cast<Count>(copy.size), MPI_PACKED);

@@ -3,6 +3,7 @@
 // see it; it is reserved for the probing thread (matching/reservations.h), and that thread's next
 // receive that can match it takes it with MPI_Mrecv / MPI_Imrecv. Threads without reservations
 // receive exactly as without the policy.
+#include "matching/helper_policy.h"
 #include "matching/match_stats.h"
 #include "matching/policies.h"
 #include "matching/reservations.h"
@@ -62,11 +63,15 @@ int sendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int 
   return mpi::send_and_complete(send, dest, sendtag, comm, &rreq, status);
 }
 
-// Nonblocking send-receive keeps its own receive: MPI_Isendrecv has no form that takes a matched
-// message, and a reservation would need a second request (docs/probe-policies.md).
-int isendrecv(const Buffer&, int, int, const Buffer&, int, int, MPI_Comm, MPI_Request*, std::vector<char>,
-              const OriginalCall& original) {
-  return original();
+// Nonblocking send-receive: without a reservation the MPI carries it out. A message this thread
+// probed is out of the MPI's queues, where MPI_Isendrecv's own receive would wait for it forever:
+// tsmpi then receives it with MPI_Imrecv, sends with MPI_Isend and completes a generalized
+// request when both are done, with the helper policy's machinery (its thread completes it).
+int isendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int source, int recvtag, MPI_Comm comm,
+              MPI_Request* request, std::vector<char> owned_send, const OriginalCall& original) {
+  if (!takes_receive(comm, source, recvtag)) return original();
+  return helper_policy::isendrecv(send, dest, sendtag, recv, source, recvtag, comm, request, std::move(owned_send),
+                                  original);
 }
 
 int start(MPI_Request* request, const PersistentRecv& p, const OriginalCall& original) {

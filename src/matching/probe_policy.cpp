@@ -38,7 +38,8 @@ void start_policy(const Options& o, bool threads) {
 
 bool finish_policy(const Options& o, const char* rank_label) {
   if (g_policy == Policy::kOff) return true;
-  if (g_policy == Policy::kHelper) helper_policy::stop();
+  // Also under mprobe: its MPI_Isendrecv of a probed message may have started the helper thread.
+  helper_policy::stop();
   bool report = o.check != CheckMode::Off;
   std::size_t left = 0;
   if (g_policy == Policy::kLock2d) left = lock2d_policy::finish_held(stderr, rank_label, report);

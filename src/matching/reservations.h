@@ -44,8 +44,13 @@ inline std::optional<Reserved> take_reserved(MPI_Comm comm, int source, int tag)
 void reserve(const Reserved& r);
 
 // The probe's status argument (which may be MPI_STATUS_IGNORE).
+// A status for a single-completion call: its MPI_ERROR field is left as the application had it
+// (MPI-4.0 §3.2.5).
 inline void copy_status(MPI_Status* to, const MPI_Status& from) {
-  if (to != MPI_STATUS_IGNORE) *to = from;
+  if (to == MPI_STATUS_IGNORE) return;
+  const int error = to->MPI_ERROR;
+  *to = from;
+  to->MPI_ERROR = error;
 }
 // A probe answered from the calling thread's reservations (a repeated probe): true if one
 // matches, with its status.
