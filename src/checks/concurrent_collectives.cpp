@@ -1,6 +1,6 @@
 #include "checks/concurrent_collectives.h"
 
-#include <tbb/concurrent_hash_map.h>
+#include "runtime/concurrent_maps.h"
 
 #include <string>
 
@@ -10,7 +10,7 @@ namespace tsmpi::checks {
 namespace {
 
 // (kind, handle) -> the thread in a collective on it.
-using Occupancy = tbb::concurrent_hash_map<std::uint64_t, Mark>;
+using Occupancy = ConcurrentHashMap<std::uint64_t, Mark>;
 Occupancy g_occupied;
 
 std::uint64_t key_of(const HandleRef& h) { return (static_cast<std::uint64_t>(h.bits) << 4) | static_cast<std::uint64_t>(h.kind); }

@@ -1,6 +1,6 @@
 #include "checks/request_waiters.h"
 
-#include <tbb/concurrent_hash_map.h>
+#include "runtime/concurrent_maps.h"
 
 #include <memory>
 
@@ -14,12 +14,12 @@ struct Waiter {
   std::uint64_t issue = 0;  // which request with this value (g_issued), 0 if never seen made
   Mark mark;
 };
-using Waiters = tbb::concurrent_hash_map<std::uintptr_t, Waiter>;
+using Waiters = ConcurrentHashMap<std::uintptr_t, Waiter>;
 Waiters g_waiters;
 std::vector<std::uintptr_t> g_shared;  // written at MPI_Init only
 // How many times the MPI returned each request value: tells a reused value from the request
 // another thread still waits on (the MPI frees a request inside the call that completes it).
-using Issued = tbb::concurrent_hash_map<std::uintptr_t, std::uint64_t>;
+using Issued = ConcurrentHashMap<std::uintptr_t, std::uint64_t>;
 Issued g_issued;
 
 std::uint64_t issue_of(std::uintptr_t r) {

@@ -18,8 +18,12 @@
 // holder's writes.
 #include "locking/lock_map_2d.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <bit>
 #include <cassert>
+#include <iterator>
 #include <tuple>
 #include <utility>
 
@@ -39,12 +43,52 @@ bool overlaps(LockKey a, LockKey b) {
   return src && tag;
 }
 
+// Counts an operation in active_ for its duration, waiting out a reclaim in progress.
+class LockMap2D::Operation {
+ public:
+  explicit Operation(LockMap2D& m) : m_(m) {
+    while (true) {
+      m_.active_.fetch_add(1);
+      if (!m_.reclaiming_.load()) return;
+      m_.active_.fetch_sub(1);
+      while (m_.reclaiming_.load()) sched_yield();
+    }
+  }
+  ~Operation() { m_.active_.fetch_sub(1); }
+
+ private:
+  LockMap2D& m_;
+};
+
 template <class Map, class Key>
 typename Map::mapped_type& LockMap2D::entry(Map& m, Key key) {
   auto it = m.find(key);
   if (it == m.end())  // lost races just return the winner's entry
     it = m.emplace(std::piecewise_construct, std::forward_as_tuple(key), std::tuple<>()).first;
   return it->second;
+}
+
+std::size_t LockMap2D::entry_count() const { return points_.size() + rows_.size() + cols_.size(); }
+
+void LockMap2D::maybe_reclaim() {
+  if (entry_count() < reclaim_at_.load(std::memory_order_relaxed)) return;
+  bool expected = false;
+  if (!reclaiming_.compare_exchange_strong(expected, true)) return;  // someone else does it
+  // Operations never wait inside the map, so the ones in flight finish promptly.
+  while (active_.load() != 0) sched_yield();
+  reclaim();
+  reclaim_at_.store(std::max(kReclaimFloor, 2 * entry_count()), std::memory_order_relaxed);
+  reclaiming_.store(false);
+}
+
+// Erases the entries no held or half-acquired key uses: a held point marks its row and column
+// in use, a held line is held, so what is all zero concerns nobody. Alone in the map.
+void LockMap2D::reclaim() {
+  for (auto it = points_.begin(); it != points_.end();)
+    it = it->second.load() == 0 ? points_.unsafe_erase(it) : std::next(it);
+  for (LineMap* lines : {&rows_, &cols_})
+    for (auto it = lines->begin(); it != lines->end();)
+      it = it->second.held.load() == 0 && it->second.usage.load() == 0 ? lines->unsafe_erase(it) : std::next(it);
 }
 
 bool LockMap2D::lock_point(LockKey k) {
@@ -95,6 +139,8 @@ bool LockMap2D::lock_matrix() {
 }
 
 bool LockMap2D::try_lock(LockKey k) {
+  maybe_reclaim();
+  Operation op(*this);
   bool ok = false;
   switch (pattern_class(k)) {
     case PatternClass::kDirected: ok = lock_point(k); break;
@@ -107,6 +153,7 @@ bool LockMap2D::try_lock(LockKey k) {
 }
 
 void LockMap2D::unlock(LockKey k) {
+  Operation op(*this);
   held_.fetch_sub(1);
   // Entries exist already (created by the try_lock that acquired k), so these are plain finds.
   switch (pattern_class(k)) {

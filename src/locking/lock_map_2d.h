@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstddef>
 
-#include <oneapi/tbb/concurrent_unordered_map.h>
+#include "runtime/concurrent_maps.h"
 
 #include "runtime/source_tag_key.h"
 
@@ -62,6 +62,11 @@ class LockMap2D {
 
   // Keys currently held; exact when no call is in flight.
   int held_count() const;
+  // Entries the map keeps (points, rows, columns). Unused ones are reclaimed once there are
+  // more than twice as many as after the last reclaim (and at least kReclaimFloor), so memory
+  // follows the keys in use, not every key ever used (10^6 distinct tags).
+  std::size_t entry_count() const;
+  static constexpr std::size_t kReclaimFloor = 4096;
 
  private:
   // Row (s,*) or column (*,t).
@@ -70,8 +75,8 @@ class LockMap2D {
     std::atomic<int> usage{0};  // held (or being acquired) points in this line
   };
   // Hashes mixed: TBB picks buckets from the low bits (runtime/source_tag_key.h).
-  using LineMap = tbb::concurrent_unordered_map<int, Line, MixedHash>;
-  using PointMap = tbb::concurrent_unordered_map<std::uint64_t, std::atomic<int>, MixedHash>;
+  using LineMap = ConcurrentUnorderedMap<int, Line, MixedHash>;
+  using PointMap = ConcurrentUnorderedMap<std::uint64_t, std::atomic<int>, MixedHash>;
 
   // The map's entry for `key`, made on first use.
   template <class Map, class Key>
@@ -87,8 +92,16 @@ class LockMap2D {
   void unlock_line(Line& line, std::atomic<int>& held_here);
   bool lock_matrix();
 
-  // Entries are created on first use and never erased (erase is not concurrency-safe), so
-  // references into the maps stay valid for the map's lifetime.
+  // Every operation counts itself in active_; entries are created on first use and erased only
+  // by reclaim(), which waits until no operation is in flight and keeps new ones out meanwhile
+  // (TBB's erase is not concurrency-safe). References into the maps stay valid for the
+  // duration of an operation, and held keys' entries are never unused.
+  class Operation;
+  void reclaim();
+  void maybe_reclaim();
+  std::atomic<int> active_{0};
+  std::atomic<bool> reclaiming_{false};
+  std::atomic<std::size_t> reclaim_at_{kReclaimFloor};
   PointMap points_;
   LineMap rows_;
   LineMap cols_;

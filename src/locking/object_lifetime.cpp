@@ -1,7 +1,7 @@
 #include "locking/object_lifetime.h"
 
 #include <link.h>
-#include <tbb/concurrent_unordered_map.h>
+#include "runtime/concurrent_maps.h"
 
 #include <algorithm>
 #include <atomic>
@@ -32,16 +32,21 @@ enum class State : std::uint8_t {
   kFreeing,      // a blocking free (MPI_Win_free, MPI_File_close, ...) is under way
   kQuarantined,  // freed by the application, not yet by the MPI
   kReleased,     // freed by the MPI: the value may come back for a new object
+  kRecycled,     // out of the registry, waiting to be reused for another handle value
 };
 
 struct Record {
-  Record(Kind k, std::uintptr_t b) : kind(k), bits(b) {}
   std::shared_mutex lock;  // shared: calls reading the object; exclusive: updates and frees
-  const Kind kind;
-  const std::uintptr_t bits;
+  // The handle this record is for: written only under the exclusive lock, while the record is
+  // out of the registry (recycling); a call that found the record checks it once locked.
+  Kind kind = Kind::kNone;
+  std::uintptr_t bits = 0;
   State state = State::kAlive;        // written under the exclusive lock
   std::atomic<int> refs{1};           // references the application holds (MPI_Comm_group twice: 2)
   std::atomic<int> users{0};          // blocking calls using it without holding the lock
+  // Its entries in the quarantine (an object the MPI hands out again, MPI_Comm_group, can be
+  // freed again while an earlier reference waits there): not recycled while any remain.
+  std::atomic<int> quarantined{0};
   std::uint32_t generation = 0;       // objects this handle value has named (under the lock)
   checks::FreedBy freed_by;           // who freed it (TSMPI_CHECK only)
 };
@@ -52,18 +57,18 @@ struct Key {
   Kind kind;
   std::uintptr_t bits;
 };
-struct KeyHash {
-  std::size_t operator()(const Key& k) const {
+struct KeyHashCompare {
+  std::size_t hash(const Key& k) const {
     return MixedHash{}(static_cast<std::uint64_t>(k.bits) * 16 + static_cast<std::uint64_t>(k.kind));
   }
+  bool equal(const Key& a, const Key& b) const { return a.kind == b.kind && a.bits == b.bits; }
 };
-struct KeyEqual {
-  bool operator()(const Key& a, const Key& b) const { return a.kind == b.kind && a.bits == b.bits; }
-};
-// One record per handle value ever adopted, never erased: lookups are lock-free, and a record
-// once found stays valid. When the MPI reuses a value for a new object the record is reset in
-// place (a new generation). The map is bounded by the distinct values the MPI hands out.
-using Registry = tbb::concurrent_unordered_map<Key, Record*, KeyHash, KeyEqual>;
+// One record per handle value tsmpi knows: alive, in quarantine, or freed by the MPI and kept a
+// while so that a stale handle is still refused. When the MPI reuses a value for a new object
+// the record is reset in place (a new generation). Records freed by the MPI beyond the graveyard
+// (below) leave the map and are reused for other values; record memory is never given back, so
+// a pointer a call found stays a Record, and the call checks it still names its handle.
+using Registry = ConcurrentHashMap<Key, Record*, KeyHashCompare>;
 Registry g_registry;
 
 unsigned g_quarantine_bound = 64;
@@ -209,6 +214,86 @@ Kind owner_of_keyval(std::uintptr_t keyval) {
 // in an order (and after a failing callback) only the MPI knows.
 bool may_have_attributes(Kind k) { return g_keyvals_made[static_cast<int>(k)].load(std::memory_order_acquire); }
 
+// ---- records of objects the MPI freed --------------------------------------------------------
+
+// Per kind, the records of objects the MPI freed, oldest first: kept in the registry (a stale
+// handle is refused) until kGraveyardPerQuarantine times the quarantine's bound more are freed,
+// then recycled. So the registry follows the objects alive, not the handle values ever seen
+// (with many threads Open MPI hands out ever new addresses).
+constexpr unsigned kGraveyardPerQuarantine = 4;
+constexpr unsigned kGraveyardMin = 256;
+struct Graveyard {
+  std::mutex mutex;
+  std::deque<Record*> records;
+};
+Graveyard g_graveyard[kKindCount];
+std::mutex g_pool_mutex;
+std::vector<Record*> g_pool;  // recycled records
+
+// Takes `r` (freed by the MPI, just unlocked) out of the registry for reuse, unless it was
+// revived or is in use meanwhile.
+void recycle(Record* r) {
+  std::unique_lock<std::shared_mutex> l(r->lock);
+  if (r->state != State::kReleased || r->users.load(std::memory_order_acquire) != 0 ||
+      r->quarantined.load(std::memory_order_acquire) != 0)
+    return;
+  g_registry.erase(Key{r->kind, r->bits});
+  r->state = State::kRecycled;
+  r->kind = Kind::kNone;
+  r->bits = 0;
+  l.unlock();
+  std::lock_guard<std::mutex> g(g_pool_mutex);
+  g_pool.push_back(r);
+}
+
+// `r` was freed by the MPI (not locked by the caller).
+void bury(Record* r, Kind kind) {
+  Graveyard& y = g_graveyard[static_cast<int>(kind)];
+  const std::size_t bound = std::max<std::size_t>(kGraveyardMin, std::size_t{kGraveyardPerQuarantine} * g_quarantine_bound);
+  std::vector<Record*> out;
+  {
+    std::lock_guard<std::mutex> g(y.mutex);
+    y.records.push_back(r);
+    while (y.records.size() > bound) {
+      out.push_back(y.records.front());
+      y.records.pop_front();
+    }
+  }
+  for (Record* old : out) recycle(old);
+}
+
+// A record for a new handle value: a recycled one, or a new one.
+Record* make_record(Kind kind, std::uintptr_t bits) {
+  Record* r = nullptr;
+  {
+    std::lock_guard<std::mutex> g(g_pool_mutex);
+    if (!g_pool.empty()) {
+      r = g_pool.back();
+      g_pool.pop_back();
+    }
+  }
+  if (!r) r = new Record;
+  std::unique_lock<std::shared_mutex> l(r->lock);
+  r->kind = kind;
+  r->bits = bits;
+  r->state = State::kAlive;
+  r->refs.store(1, std::memory_order_release);
+  ++r->generation;
+  r->freed_by = checks::FreedBy{};
+  return r;
+}
+
+void give_back(Record* r) {
+  {
+    std::unique_lock<std::shared_mutex> l(r->lock);
+    r->state = State::kRecycled;
+    r->kind = Kind::kNone;
+    r->bits = 0;
+  }
+  std::lock_guard<std::mutex> g(g_pool_mutex);
+  g_pool.push_back(r);
+}
+
 // ---- really freeing -----------------------------------------------------------------------
 
 bool deferrable(Kind k) {
@@ -259,15 +344,22 @@ Quarantine g_quarantine[kKindCount];
 void release(Record* r) {
   // Nobody uses it (users == 0, checked by the caller), and no call on it can get past its
   // existence check; the exclusive lock orders this with such checks.
+  const Kind kind = r->kind;  // not recycled: it is in quarantine, not freed by the MPI
   {
     std::unique_lock<std::shared_mutex> l(r->lock);
+    r->quarantined.fetch_sub(1, std::memory_order_acq_rel);
     // The application's free already succeeded; an error now has no one to go to.
     serial::locked([&] { return mpi_free(r->kind, r->bits); });
     // Revived meanwhile (the MPI handed out the same object again, MPI_Comm_group): the free
     // only gave back the reference tsmpi kept, the object lives on.
-    if (r->state == State::kQuarantined) r->state = State::kReleased;
+    if (r->state != State::kQuarantined) {
+      g_counters.released.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    r->state = State::kReleased;
   }
   g_counters.released.fetch_add(1, std::memory_order_relaxed);
+  bury(r, kind);
 }
 
 // Keeps `r` in quarantine; releases the oldest entries beyond the bound that no call uses.
@@ -312,7 +404,7 @@ int error_class(Kind k) {
 // Raises `cls` on the handler MPI prescribes: that of the call's communicator, window or file
 // when it still exists, else the file default (MPI_FILE_NULL's) for file calls, else the
 // process default (MPI_COMM_SELF's in MPI-4, MPI_COMM_WORLD's before).
-int raise_unlocked(const CallArgs& args, const Record* dead, int cls) {
+int raise_unlocked(const CallArgs& args, const Key* dead, int cls) {
   for (int i = 0; i < args.handle_count; ++i) {
     const HandleArg& h = args.handles[i];
     if (h.use != Use::In && h.use != Use::InOut) continue;
@@ -360,7 +452,7 @@ bool builtin(Kind kind, std::uintptr_t bits) {
 #endif
 }
 
-int raise(const CallArgs& args, const Record* dead, int cls) {
+int raise(const CallArgs& args, const Key* dead, int cls) {
   return serial::locked([&] { return raise_unlocked(args, dead, cls); });
 }
 
@@ -372,8 +464,8 @@ void note_refusal(int fn, const Record& r) {
 }
 
 Record* find_recorded(Kind kind, std::uintptr_t bits) {
-  auto it = g_registry.find(Key{kind, bits});
-  return it == g_registry.end() ? nullptr : it->second;
+  Registry::const_accessor a;
+  return g_registry.find(a, Key{kind, bits}) ? a->second : nullptr;
 }
 
 Record* find(Kind kind, std::uintptr_t bits) {
@@ -460,7 +552,8 @@ std::string stats_line() {
   return "  objects: adopted=" + std::to_string(g_counters.adopted.load()) +
          " refused=" + std::to_string(g_counters.refused.load()) +
          " deferred_frees=" + std::to_string(g_counters.deferred.load()) +
-         " released=" + std::to_string(g_counters.released.load()) + "\n";
+         " released=" + std::to_string(g_counters.released.load()) +
+         " records=" + std::to_string(g_registry.size()) + "\n";
 }
 
 // ---- one call ------------------------------------------------------------------------------
@@ -476,14 +569,14 @@ bool may_concern_tracked(const CallArgs& args) {
   return false;
 }
 
-Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_rules[id]) {
+void Scope::collect() {
   bool first_in = true;
-  for (int i = 0; i < args.handle_count; ++i) {
-    const HandleArg& h = args.handles[i];
+  for (int i = 0; i < args_.handle_count; ++i) {
+    const HandleArg& h = args_.handles[i];
     if (!tracked(h.kind) || h.use == Use::Out || h.use == Use::ArrayOut || h.count < 0) continue;
     // An argument the standard says is ignored here (non-root spawn arrays, a non-root
     // MPI_Gather's receive type) may be anything: NULL, or a freed handle.
-    if (!significant(args, h)) continue;
+    if (!significant(args_, h)) continue;
     for (int j = 0; j < h.count; ++j) {
       std::uintptr_t bits = read_handle(h.kind, h.where, j);
       if (bits == null_handle(h.kind)) continue;
@@ -495,9 +588,43 @@ Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_ru
     }
     if (h.use == Use::In) first_in = false;
   }
+}
+
+// Whether every locked record still names the handle it was found for (a record of an object
+// the MPI freed long ago may be recycled between the lookup and the lock).
+bool Scope::records_named_right() {
+  for (int i = 0; i < count_; ++i) {
+    const Held& h = *held_at(i);
+    if (h.record->kind != h.kind || h.record->bits != h.bits) return false;
+  }
+  return true;
+}
+
+Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_rules[id]) {
+  collect();
   if (count_ == 0) return;
   freed_ = freed_index_ >= 0 ? held_at(freed_index_) : nullptr;  // the array no longer grows
   lock_all();
+  if (!records_named_right()) {
+    // Looked up again: the recycled handle is no longer known (it then goes to the MPI as any
+    // unknown handle does).
+    unlock_all();
+    for (int i = 0; i < count_ && i < kInline; ++i) inline_.held[i].~Held();
+    count_ = 0;
+    freed_index_ = -1;
+    collect();
+    if (count_ == 0) return;
+    freed_ = freed_index_ >= 0 ? held_at(freed_index_) : nullptr;
+    lock_all();
+    if (!records_named_right()) {  // twice in a row: proceed without protection this once
+      unlock_all();
+      for (int i = 0; i < count_ && i < kInline; ++i) inline_.held[i].~Held();
+      count_ = 0;
+      freed_ = nullptr;
+      freed_index_ = -1;
+      return;
+    }
+  }
   for (int i = 0; i < count_; ++i) {
     Held& h = *held_at(i);
     h.generation = h.record->generation;
@@ -545,6 +672,7 @@ Scope::~Scope() {
   }
   for (int i = 0; i < count_ && i < kInline; ++i) inline_.held[i].~Held();
   if (quarantine_) quarantine(quarantine_);
+  if (buried_) bury(buried_, buried_kind_);
 }
 
 int Scope::add(Kind kind, std::uintptr_t bits, bool exclusive) {
@@ -566,6 +694,8 @@ int Scope::add(Kind kind, std::uintptr_t bits, bool exclusive) {
   }
   Held* h = count_ < kInline ? new (&inline_.held[count_]) Held : held_at(count_);
   h->record = r;
+  h->kind = kind;
+  h->bits = bits;
   h->exclusive = exclusive;
   return count_++;
 }
@@ -599,13 +729,15 @@ int Scope::refuse(const Held& dead) {
   g_counters.refused.fetch_add(1, std::memory_order_relaxed);
   const Record& r = *dead.record;
   if (checks::g_on) checks::report_use_after_free(id_, kind_name(r.kind), r.bits, r.freed_by);
+  const Key key{r.kind, r.bits};  // the record may be recycled once unlocked
   unlock_all();
-  return raise(args_, &r, error_class(r.kind));
+  return raise(args_, &key, error_class(key.kind));
 }
 
 int Scope::free_in_mpis_stead(Held& f) {
   Record& r = *f.record;
   r.state = State::kQuarantined;
+  r.quarantined.fetch_add(1, std::memory_order_acq_rel);
   if (checks::g_on) checks::note_free(r.freed_by, id_, r.kind != Kind::Message);
   for (int i = 0; i < args_.handle_count; ++i) {
     const HandleArg& h = args_.handles[i];
@@ -622,8 +754,15 @@ int Scope::finish(int rc) {
     std::unique_lock<std::shared_mutex> l(r.lock, std::defer_lock);
     if (!freed_->locked) l.lock();  // a blocking free released it for the call
     if (r.generation == freed_->generation) {  // else the MPI already reused the value
-      if (r.state == State::kFreeing) r.state = rc == MPI_SUCCESS ? State::kReleased : State::kAlive;
-      else if (rc == MPI_SUCCESS) r.refs.fetch_sub(1, std::memory_order_acq_rel);  // one of several references
+      if (r.state == State::kFreeing) {
+        r.state = rc == MPI_SUCCESS ? State::kReleased : State::kAlive;
+        if (rc == MPI_SUCCESS) {  // kept in the graveyard once the locks are released
+          buried_ = &r;
+          buried_kind_ = r.kind;
+        }
+      } else if (rc == MPI_SUCCESS) {
+        r.refs.fetch_sub(1, std::memory_order_acq_rel);  // one of several references
+      }
     }
   }
   if (rc == MPI_SUCCESS) adopt_outputs();
@@ -637,20 +776,28 @@ static void adopt(Kind kind, std::uintptr_t bits, const std::vector<Record*>& he
   g_counters.adopted.fetch_add(1, std::memory_order_relaxed);
   Record* r = find_recorded(kind, bits);
   if (!r) {
-    Record* fresh = new Record(kind, bits);
-    auto [it, inserted] = g_registry.insert({Key{kind, bits}, fresh});
-    if (inserted) {
-      g_live[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
-      return;
+    Record* fresh = make_record(kind, bits);
+    {
+      Registry::accessor a;
+      if (g_registry.insert(a, Key{kind, bits})) {
+        a->second = fresh;
+        g_live[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      r = a->second;  // another thread recorded the value first
     }
-    delete fresh;  // another thread recorded the value first
-    r = it->second;
+    give_back(fresh);
   }
   if (std::find(held.begin(), held.end(), r) != held.end()) {
     r->refs.fetch_add(1, std::memory_order_acq_rel);  // locked by this very call, and alive
     return;
   }
   std::unique_lock<std::shared_mutex> l(r->lock);
+  if (r->kind != kind || r->bits != bits) {  // recycled after the lookup: look again
+    l.unlock();
+    adopt(kind, bits, held);
+    return;
+  }
   switch (r->state) {
     case State::kAlive: r->refs.fetch_add(1, std::memory_order_acq_rel); return;
     case State::kQuarantined:
@@ -658,6 +805,7 @@ static void adopt(Kind kind, std::uintptr_t bits, const std::vector<Record*>& he
       r->state = State::kAlive;
       r->refs.store(1, std::memory_order_release);
       return;
+    case State::kRecycled:  // not reached: a recycled record names no handle
     case State::kFreeing:
     case State::kReleased:
       // The MPI freed it and reused the value: a new object, in the same record.
@@ -713,10 +861,13 @@ int end_session(std::uintptr_t bits) {
     note_refusal(fn::kCount, *r);
     l.unlock();
     CallArgs none;
-    return raise(none, r, error_class(Kind::Session));
+    const Key key{Kind::Session, bits};
+    return raise(none, &key, error_class(Kind::Session));
   }
   r->state = State::kReleased;
   if (checks::g_on) checks::note_free(r->freed_by, fn::kCount, true);
+  l.unlock();
+  bury(r, Kind::Session);
   return MPI_SUCCESS;
 }
 

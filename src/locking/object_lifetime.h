@@ -75,7 +75,9 @@ class Scope {
 
  private:
   struct Held {
-    Record* record = nullptr;  // registry records are never freed
+    Record* record = nullptr;  // record memory is never freed (records are recycled)
+    Kind kind = Kind::kNone;   // the handle it was found for
+    std::uintptr_t bits = 0;
     std::uint32_t generation = 0;  // of the record when locked: a reset record names a new object
     bool exclusive = false;
     bool locked = false;
@@ -83,6 +85,8 @@ class Scope {
   };
   static constexpr int kInline = 6;
 
+  void collect();  // the records of the handles the call names
+  bool records_named_right();
   int add(Kind kind, std::uintptr_t bits, bool exclusive);  // index of its Held, -1 if untracked
   Held* held_at(int i) { return i < kInline ? &inline_.held[i] : &overflow_[i - kInline]; }
   void lock_all();
@@ -111,6 +115,8 @@ class Scope {
   bool proceed_ = true;
   int result_ = MPI_SUCCESS;
   Record* quarantine_ = nullptr;  // pushed into quarantine once the locks are released
+  Record* buried_ = nullptr;      // freed by the MPI in this call: into the graveyard afterwards
+  Kind buried_kind_ = Kind::kNone;
 };
 
 // False when the call names only handles tsmpi cannot know (predefined ones, kinds the

@@ -1,9 +1,12 @@
 // Per-communicator state of a probe policy (lock2d's lock map, helper's match queue), found by
 // the communicator's handle. Entries are made on first use and retired when the application
 // frees the communicator (an attribute's delete callback), because the MPI may hand the same
-// handle to a later communicator. Retired states stay allocated until MPI_Finalize, so a pointer
-// a thread still holds never dangles; each thread caches its last lookup, checked against an
-// epoch that every retirement advances.
+// handle to a later communicator. A retired state stays allocated while it may still be used
+// (State::idle() is false: an entry held across the free, a receive still posted, a helper pass
+// under way) and until kKeepRetired later communicators have been retired, so a pointer taken
+// just before the free never dangles; then it is freed, so a program that makes and frees
+// communicators for ever keeps a bounded number. Each thread caches its last lookup, checked
+// against an epoch that every retirement advances.
 #pragma once
 #include <mpi.h>
 
@@ -13,7 +16,7 @@
 #include <mutex>
 #include <vector>
 
-#include <oneapi/tbb/concurrent_hash_map.h>
+#include "runtime/concurrent_maps.h"
 
 #include "matching/mpi_calls.h"
 #include "runtime/handles.h"
@@ -43,6 +46,8 @@ class CommTable {
     return *s;
   }
 
+  static constexpr std::size_t kKeepRetired = 16;
+
   // Retires the entry of a freed communicator (its handle may be reused).
   void retire(std::uintptr_t bits) {
     typename Map::accessor a;
@@ -50,6 +55,16 @@ class CommTable {
     std::lock_guard<std::mutex> g(retired_mutex_);
     retired_.push_back(std::move(a->second));
     map_.erase(a);
+    // Free the idle ones among all but the newest kKeepRetired.
+    for (std::size_t i = 0; i + kKeepRetired < retired_.size();) {
+      if (retired_[i]->idle()) retired_.erase(retired_.begin() + static_cast<std::ptrdiff_t>(i));
+      else ++i;
+    }
+  }
+
+  std::size_t retired_count() {
+    std::lock_guard<std::mutex> g(retired_mutex_);
+    return retired_.size();
   }
 
   // Every live state; only while no other thread uses the table (reports at finalize).
@@ -59,7 +74,7 @@ class CommTable {
   }
 
  private:
-  using Map = tbb::concurrent_hash_map<std::uintptr_t, std::unique_ptr<State>>;
+  using Map = ConcurrentHashMap<std::uintptr_t, std::unique_ptr<State>>;
   struct Cache {
     std::uintptr_t bits = 0;
     std::uint64_t epoch = 0;

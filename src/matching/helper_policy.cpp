@@ -59,8 +59,13 @@ struct Operation {
   std::vector<char> owned_send;  // packed copy of MPI_Isendrecv_replace, until the send is done
   Waiter waiter;
 };
+std::atomic<int> g_helper_passes{0};  // the helper thread is in a pass over its communicators
+
 struct CommState {
   explicit CommState(MPI_Comm c) : comm(c) {}
+  // Retired and unused: no receive posted, nothing matched left or being received, not in a
+  // helper pass's list (defined with the helper thread below).
+  bool idle() const;
   MPI_Comm comm;
   Queue queue;
   std::mutex pull_mutex;          // one puller at a time keeps the MPI's order in the queue
@@ -97,6 +102,11 @@ struct Helper {
 Helper& helper() {
   static Helper* h = new Helper;
   return *h;
+}
+
+bool CommState::idle() const {
+  return waiting.load() == 0 && queue.unexpected_count() == 0 && queue.posted_count() == 0 &&
+         g_helper_passes.load() == 0 && helper().in_flight_count.load() == 0;
 }
 
 void wake_helper() {
@@ -343,6 +353,10 @@ bool progress_in_flight(Helper& h) {
 
 // Pulls for every communicator with waiting receives; true if anything arrived.
 bool pull_waiting(Helper& h) {
+  // While the pass runs, no retired state is freed (CommState::idle): the copy below may hold
+  // one retired after it was taken. Counted before the copy, seq_cst, so a retirement either
+  // sees the pass or removed its state from h.comms before the copy.
+  g_helper_passes.fetch_add(1, std::memory_order_seq_cst);
   std::vector<CommState*> comms;
   {
     std::lock_guard<std::mutex> g(h.mutex);
@@ -351,6 +365,7 @@ bool pull_waiting(Helper& h) {
   bool any = false;
   for (CommState* c : comms)
     if (c->waiting.load(std::memory_order_acquire) > 0 && pull(*c, kPullBatch) > 0) any = true;
+  g_helper_passes.fetch_sub(1, std::memory_order_seq_cst);
   return any;
 }
 

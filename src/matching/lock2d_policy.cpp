@@ -37,6 +37,7 @@ using locking::LockMap2D;
 
 struct LockedComm {
   explicit LockedComm(MPI_Comm) {}
+  bool idle() const { return map.held_count() == 0; }  // no entry held across the free
   LockMap2D map;
 };
 CommTable<LockedComm>& maps() {

@@ -1,6 +1,6 @@
 #include "matching/persistent_recv.h"
 
-#include <oneapi/tbb/concurrent_hash_map.h>
+#include "runtime/concurrent_maps.h"
 
 #include "runtime/activation.h"
 #include "runtime/handles.h"
@@ -12,7 +12,7 @@ struct Entry {
   PersistentRecv recv;
   MPI_Request substitute = MPI_REQUEST_NULL;
 };
-using Map = tbb::concurrent_hash_map<std::uintptr_t, Entry>;
+using Map = ConcurrentHashMap<std::uintptr_t, Entry>;
 Map& table() {
   static Map* m = new Map;
   return *m;

@@ -1,7 +1,7 @@
 #include "runtime/stats.h"
 
-#include <tbb/enumerable_thread_specific.h>
-
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "fn_ids.h"
@@ -13,31 +13,68 @@ namespace tsmpi {
 bool g_count_functions = false;
 
 namespace {
-// Blocks outlive their threads, so counts of threads that exited before finalize still add up.
-tbb::enumerable_thread_specific<ThreadCounters>& all_counters() {
-  static auto* ets = new tbb::enumerable_thread_specific<ThreadCounters>();  // never destroyed:
-  return *ets;  // wrappers may still run during static destruction at exit
+
+// The blocks of live threads, and the sums of the threads that ended: a block is folded into
+// the sums when its thread ends, so a program that starts threads all its life keeps one block
+// per live thread.
+struct Registry {
+  std::mutex mutex;
+  std::set<ThreadCounters*> live;
+  StatsTotals ended;
+  int threads = 0;  // threads that ever counted
+};
+Registry& registry() {
+  static auto* r = new Registry;  // never destroyed: wrappers may still run during exit
+  return *r;
 }
+
+void add(StatsTotals& t, const ThreadCounters& c) {
+  for (int i = 0; i < kCategoryCount; ++i) t.calls[i] += c.calls[i].load(std::memory_order_relaxed);
+  t.lock_wait_ns += c.lock_wait_ns.load(std::memory_order_relaxed);
+  t.lock_waits += c.lock_waits.load(std::memory_order_relaxed);
+  if (c.per_function) {
+    t.per_function.resize(fn::kCount);
+    for (int i = 0; i < fn::kCount; ++i) t.per_function[i] += c.per_function[i].load(std::memory_order_relaxed);
+  }
+}
+
+constinit TSMPI_TLS bool tl_ended = false;  // this thread's block was folded in (thread exit)
+
+struct Owner {
+  ThreadCounters counters;
+  Owner() {
+    if (g_count_functions) counters.per_function = new std::atomic<std::uint64_t>[fn::kCount]();
+    std::lock_guard<std::mutex> g(registry().mutex);
+    registry().live.insert(&counters);
+    ++registry().threads;
+  }
+  ~Owner() {
+    tl_ended = true;
+    tl_thread.counters = nullptr;
+    std::lock_guard<std::mutex> g(registry().mutex);
+    add(registry().ended, counters);
+    registry().live.erase(&counters);
+    delete[] counters.per_function;
+  }
+};
+
 }  // namespace
 
 ThreadCounters& make_thread_counters() {
-  ThreadCounters& c = all_counters().local();
-  if (g_count_functions && !c.per_function) c.per_function = new std::atomic<std::uint64_t>[fn::kCount]();  // lives as the block does
-  return c;
+  if (tl_ended) {  // a call made while the thread's thread-locals are being destroyed: not counted
+    static ThreadCounters discarded;
+    return discarded;
+  }
+  static thread_local Owner owner;
+  return owner.counters;
 }
 
 StatsTotals stats_totals() {
-  StatsTotals t;
-  for (const ThreadCounters& c : all_counters()) {
-    for (int i = 0; i < kCategoryCount; ++i) t.calls[i] += c.calls[i].load(std::memory_order_relaxed);
-    t.lock_wait_ns += c.lock_wait_ns.load(std::memory_order_relaxed);
-    t.lock_waits += c.lock_waits.load(std::memory_order_relaxed);
-    if (c.per_function) {
-      t.per_function.resize(fn::kCount);
-      for (int i = 0; i < fn::kCount; ++i) t.per_function[i] += c.per_function[i].load(std::memory_order_relaxed);
-    }
-    ++t.threads;
-  }
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  StatsTotals t = r.ended;
+  for (const ThreadCounters* c : r.live) add(t, *c);
+  t.threads = r.threads;
   return t;
 }
 

@@ -173,6 +173,65 @@ TEST(LockMap2D, ManyDistinctKeysStayCheap) {
   EXPECT_LT(ms.count(), 5000);
 }
 
+// Ever-new tags (a tag per message) must not make the map grow for ever: unused entries are
+// reclaimed, and keys held across the reclaims keep excluding what they overlap.
+TEST(LockMap2D, UnusedEntriesAreReclaimedHeldOnesKept) {
+  LockMap2D m;
+  ASSERT_TRUE(m.try_lock({5, 77}));
+  ASSERT_TRUE(m.try_lock({kAny, 99}));
+  for (int t = 100; t < 100100; ++t) {
+    ASSERT_TRUE(m.try_lock({1, t}));
+    m.unlock({1, t});
+  }
+  EXPECT_LT(m.entry_count(), 3 * LockMap2D::kReclaimFloor);
+  EXPECT_FALSE(m.try_lock({5, kAny}));
+  EXPECT_FALSE(m.try_lock({kAny, 77}));
+  EXPECT_FALSE(m.try_lock({3, 99}));
+  EXPECT_FALSE(m.try_lock({kAny, kAny}));
+  m.unlock({5, 77});
+  m.unlock({kAny, 99});
+  EXPECT_TRUE(m.try_lock({kAny, kAny}));
+  m.unlock({kAny, kAny});
+  EXPECT_EQ(m.held_count(), 0);
+}
+
+// Reclaims while other threads lock and unlock: points on ever-new tags of source 0 against the
+// row (0,*) and the matrix (*,*), which overlap every one of them.
+TEST(LockMap2DStress, ReclaimsUnderConcurrentUse) {
+  LockMap2D m;
+  std::atomic<int> points{0}, wide{0};
+  std::atomic<long> clashes{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int p = 0; p < 3; ++p)
+    threads.emplace_back([&, p] {
+      for (int i = 0; i < 40000; ++i) {
+        LockKey k{0, p * 1000000 + i};
+        if (!m.try_lock(k)) continue;
+        points.fetch_add(1);
+        if (wide.load()) clashes.fetch_add(1);
+        points.fetch_sub(1);
+        m.unlock(k);
+      }
+    });
+  for (LockKey w : {LockKey{0, kAny}, LockKey{kAny, kAny}})
+    threads.emplace_back([&, w] {
+      while (!stop.load()) {
+        if (!m.try_lock(w)) continue;
+        wide.fetch_add(1);
+        if (points.load()) clashes.fetch_add(1);
+        wide.fetch_sub(1);
+        m.unlock(w);
+      }
+    });
+  for (int p = 0; p < 3; ++p) threads[static_cast<std::size_t>(p)].join();
+  stop.store(true);
+  for (std::size_t i = 3; i < threads.size(); ++i) threads[i].join();
+  EXPECT_EQ(clashes.load(), 0);
+  EXPECT_EQ(m.held_count(), 0);
+  EXPECT_LT(m.entry_count(), 3 * LockMap2D::kReclaimFloor);
+}
+
 // ---- Table 1 ----------------------------------------------------------------------------------
 
 namespace {
