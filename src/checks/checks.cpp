@@ -21,6 +21,9 @@ Rule rule_for(const FunctionInfo& f) {
   r.completes = f.family == Family::kWait || f.family == Family::kTest;
   r.frees_request = std::string_view(f.name) == "MPI_Request_free";
   r.creates_request = std::string_view(f.objects).find("new:Request") != std::string_view::npos;
+  const std::string_view objects = f.objects;
+  r.frees_object = objects.find("free:Comm") != std::string_view::npos ||
+                   objects.find("free:Win") != std::string_view::npos || objects.find("free:File") != std::string_view::npos;
   r.moves_data = f.family == Family::kSend || f.family == Family::kBsend || f.family == Family::kRecv ||
                  f.family == Family::kSendrecv || f.family == Family::kMrecv;
   return r;

@@ -25,6 +25,7 @@ struct Rule {
   bool moves_data = false;    // point-to-point with message buffers
   bool frees_request = false; // MPI_Request_free
   bool creates_request = false; // new:Request: its requests are told from reused values
+  bool frees_object = false;    // frees the communicator, window or file it is collective on
 };
 extern Rule g_rules[fn::kCount];
 void init();
@@ -33,7 +34,7 @@ bool needs(int fn_index);  // after init()
 template <class Body>
 int guarded(fn::Id id, const Objects& objects, const CallArgs& args, Body&& body) {
   const Rule& r = g_rules[id];
-  CollectiveEntry collective(r.collective ? objects.in : HandleRef{}, id);
+  CollectiveEntry collective(r.collective ? objects.in : HandleRef{}, id, r.frees_object);
   RequestWaiters waiters(r.completes || r.frees_request ? args : CallArgs{}, id);
   BufferUse buffers(r.moves_data ? args : CallArgs{}, id);
   int rc = body();

@@ -19,14 +19,16 @@ std::string describe(const HandleRef& h) { return std::string(kind_name(h.kind))
 
 }  // namespace
 
-CollectiveEntry::CollectiveEntry(const HandleRef& object, fn::Id id) : object_(object) {
+CollectiveEntry::CollectiveEntry(const HandleRef& object, fn::Id id, bool frees_object) : object_(object) {
   if (object.kind != Kind::Comm && object.kind != Kind::Win && object.kind != Kind::File) return;
   if (object.bits == null_handle(object.kind)) return;
   Mark me = mark_call(id);
   Mark other;
   {
     Occupancy::accessor a;
-    if (g_occupied.insert(a, key_of(object))) {
+    if (frees_object) {
+      if (!g_occupied.find(a, key_of(object))) return;
+    } else if (g_occupied.insert(a, key_of(object))) {
       a->second = me;
       occupied_ = true;
       return;

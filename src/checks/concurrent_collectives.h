@@ -10,7 +10,10 @@ namespace tsmpi::checks {
 
 class CollectiveEntry {
  public:
-  CollectiveEntry(const HandleRef& object, fn::Id id);  // object.kind == kNone: nothing to do
+  // object.kind == kNone: nothing to do. A call that frees the object (MPI_Win_free,
+  // MPI_File_close, MPI_Comm_disconnect) is checked against the collectives in progress but does
+  // not occupy the object: the MPI may hand its handle to a new object before the call returns.
+  CollectiveEntry(const HandleRef& object, fn::Id id, bool frees_object);
   ~CollectiveEntry();
   CollectiveEntry(const CollectiveEntry&) = delete;
   CollectiveEntry& operator=(const CollectiveEntry&) = delete;
