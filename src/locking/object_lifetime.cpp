@@ -151,6 +151,9 @@ Rule rule_for(const FunctionInfo& f, const Options& o) {
   r.blocking = f.blocking;
   r.locks = by_default;
   r.freed = freed_kind(f);
+  for_each_kind(f.handles, [&](Kind k, std::string_view item) {
+    r.creates = r.creates || (tracked(k) && item.find('*') != std::string_view::npos);
+  });
   if (r.freed != Kind::kNone) r.access = Access::kFree;
   else if (f.category == Category::UpdateList) r.access = Access::kUpdate;
   else r.access = Access::kRead;
@@ -232,8 +235,8 @@ std::vector<Record*> g_pool;  // recycled records
 
 // Takes `r` (freed by the MPI, just unlocked) out of the registry for reuse, unless it was
 // revived or is in use meanwhile.
-void recycle(Record* r) {
-  std::unique_lock<std::shared_mutex> l(r->lock);
+// `r` locked exclusively by `l`, which this unlocks if it recycles.
+void recycle_locked(Record* r, std::unique_lock<std::shared_mutex>& l) {
   if (r->state != State::kReleased || r->users.load(std::memory_order_acquire) != 0 ||
       r->quarantined.load(std::memory_order_acquire) != 0)
     return;
@@ -244,6 +247,11 @@ void recycle(Record* r) {
   l.unlock();
   std::lock_guard<std::mutex> g(g_pool_mutex);
   g_pool.push_back(r);
+}
+
+void recycle(Record* r) {
+  std::unique_lock<std::shared_mutex> l(r->lock);
+  recycle_locked(r, l);
 }
 
 // `r` was freed by the MPI (not locked by the caller).
@@ -845,6 +853,24 @@ void Scope::adopt_outputs() {
       for (int j = 0; j < std::min(nd, h.count); ++j) adopt(h.kind, read_handle(h.kind, h.where, j), held);
     }
   }
+}
+
+int nested_created(const CallArgs& args, int rc) {
+  if (rc != MPI_SUCCESS) return rc;
+  for (int i = 0; i < args.handle_count; ++i) {
+    const HandleArg& h = args.handles[i];
+    if (h.use != Use::Out || !tracked(h.kind)) continue;
+    Record* r = find(h.kind, read_handle(h.kind, h.where, 0));
+    if (!r) continue;
+    // The caller (inside an outer call) may hold other records' locks: try, do not wait.
+    std::unique_lock<std::shared_mutex> l(r->lock, std::try_to_lock);
+    for (int spin = 0; !l.owns_lock() && spin < 1000; ++spin) {
+      sched_yield();
+      l.try_lock();
+    }
+    if (l.owns_lock()) recycle_locked(r, l);  // the value names an object tsmpi does not track now
+  }
+  return rc;
 }
 
 // ---- sessions ------------------------------------------------------------------------------

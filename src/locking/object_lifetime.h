@@ -34,6 +34,7 @@ struct Rule {
   Kind freed = Kind::kNone;  // kFree: the kind of object the call frees
   bool blocking = false;  // may wait for other processes: no lock is held across it
   bool locks = true;      // false: existence check only (communication calls under TSMPI_CHECK)
+  bool creates = false;   // returns handles of tracked kinds (MPI_Comm_dup, MPI_Type_vector, ...)
 };
 
 extern Rule g_rules[fn::kCount];
@@ -118,6 +119,11 @@ class Scope {
   Record* buried_ = nullptr;      // freed by the MPI in this call: into the graveyard afterwards
   Kind buried_kind_ = Kind::kNone;
 };
+
+// A call made from inside the MPI (an attribute copy callback's MPI_Comm_dup) created objects
+// tsmpi does not track: a record of an object the MPI freed earlier under the same handle value
+// must not make them look freed. After the call, with its result.
+int nested_created(const CallArgs& args, int rc);
 
 // False when the call names only handles tsmpi cannot know (predefined ones, kinds the
 // program made no object of) and creates none: then there is nothing to lock or check.

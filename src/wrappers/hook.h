@@ -38,7 +38,12 @@ struct Hook {
   static auto call(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, Extra&& extra,
                    Matched&& matched = {}) {
     ThreadState& t = tl_thread;
-    if (t.depth != 0) return pmpi();  // called from inside the MPI: straight through
+    if (t.depth != 0) {  // called from inside the MPI: straight through
+      if constexpr (std::is_same_v<decltype(pmpi()), int>) {
+        if (TSMPI_UNLIKELY(lifetime::g_rules[id].creates)) return lifetime::nested_created(args, pmpi());
+      }
+      return pmpi();
+    }
     if (TSMPI_UNLIKELY(diag::g_track_calls)) {
       diag::CallScope scope(id, objects.in, args.peer);  // the hang watchdog reads it
       return run(t, id, pmpi, objects, args, extra, matched);
