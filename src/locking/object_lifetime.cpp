@@ -845,12 +845,24 @@ void Scope::adopt_outputs() {
       }
     } else if (h.use == Use::ArrayOut && h.kind == Kind::Datatype && h.count > 0 && args_.handle_count > 0) {
       // MPI_Type_get_contents: as many datatypes as the envelope of its input says.
-      int ni = 0, na = 0, nd = 0, combiner = 0;
+      // The large-count envelope where the MPI has it: MPICH refuses the int one for a type
+      // made by a _c constructor, and its datatypes then went unadopted.
+      int combiner = 0;
+      long long nd = 0;
       std::uintptr_t in = read_handle(Kind::Datatype, args_.handles[0].where, 0);
-      if (serial::locked([&] { return PMPI_Type_get_envelope(handle_from_bits<MPI_Datatype>(in), &ni, &na, &nd, &combiner); }) !=
-          MPI_SUCCESS)
-        continue;
-      for (int j = 0; j < std::min(nd, h.count); ++j) adopt(h.kind, read_handle(h.kind, h.where, j), held);
+      const MPI_Datatype type = handle_from_bits<MPI_Datatype>(in);
+#if MPI_VERSION >= 4
+      MPI_Count ni = 0, na = 0, nl = 0, ndc = 0;
+      int rc = serial::locked([&] { return PMPI_Type_get_envelope_c(type, &ni, &na, &nl, &ndc, &combiner); });
+      nd = ndc;
+#else
+      int ni = 0, na = 0, ndi = 0;
+      int rc = serial::locked([&] { return PMPI_Type_get_envelope(type, &ni, &na, &ndi, &combiner); });
+      nd = ndi;
+#endif
+      if (rc != MPI_SUCCESS) continue;
+      for (long long j = 0; j < std::min<long long>(nd, h.count); ++j)
+        adopt(h.kind, read_handle(h.kind, h.where, static_cast<int>(j)), held);
     }
   }
 }
