@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "locking/backoff.h"
+#include "locking/creation_in_flight.h"
 #include "locking/group_agreement.h"
 #include "locking/object_registry.h"
 #include "locking/progress.h"
@@ -43,10 +44,12 @@ int agree_on_comm(MPI_Comm comm, bool inter, int mine, int* all) {
 
 // Under the lock: claims the process's right to enter for the call with this id if nobody holds
 // it and no waiting call with a lower id is known (the paper's mask_in_use/lowestContextId).
+// A nonblocking creation in flight keeps the right away (creation_in_flight.h).
 bool try_claim(std::uint64_t id) {
   Admission& a = g_admission;
   if (id < a.lowest) a.lowest = id;  // lowest id among the waiting calls goes first
-  if (a.in_use || id > a.lowest) return false;
+  if (creations_in_flight()) progress_creations();
+  if (a.in_use || id > a.lowest || creations_in_flight()) return false;
   a.in_use = true;
   return true;
 }
@@ -179,6 +182,8 @@ void acquire_local(std::uint64_t id) {
     backoff.pause();
   }
 }
+
+bool right_to_enter_taken() { return g_admission.in_use; }
 
 void leave(std::uint64_t id) {
   Guard g;

@@ -33,6 +33,10 @@ int admit_bridge(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int 
 // priority rule; the caller must call leave(id) afterwards.
 void acquire_local(std::uint64_t id);
 
+// Under the lock: whether a thread of the process holds its right to enter (claimed in a vote,
+// or admitted and not yet left).
+bool right_to_enter_taken();
+
 struct AdmissionCounters {
   std::uint64_t admissions = 0;
   std::uint64_t retries = 0;

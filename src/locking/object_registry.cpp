@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "locking/completion_errors.h"
 #include "locking/serialize_lock.h"
 #include "runtime/function_table.h"
 
@@ -21,6 +22,7 @@ enum class Rule : std::uint8_t {
   kLocalOnly,      // dynamic processes and sessions: no peer to agree with (docs/serialize-mode.md)
   kShadowOfParent, // window or file: private duplicate of its communicator for admission
   kFreeComm, kFreeWin, kFreeFile,
+  kErrhandler,     // a communicator's error handler set: completion_errors.h keeps track
 };
 
 struct CommState {
@@ -51,6 +53,7 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {  // splitmix64 of the pair
 
 Rule rule_for(const FunctionInfo& f) {
   std::string_view objects = f.objects, name = f.name;
+  if (name == "MPI_Comm_set_errhandler" || name == "MPI_Errhandler_set") return Rule::kErrhandler;
   if (objects.find("free:Comm") != std::string_view::npos) return Rule::kFreeComm;
   if (objects.find("free:Win") != std::string_view::npos) return Rule::kFreeWin;
   if (objects.find("free:File") != std::string_view::npos) return Rule::kFreeFile;
@@ -166,6 +169,9 @@ void after_call(fn::Id id, const Objects& objects, int rc) {
     }
     case Rule::kFreeComm:
       g_comms.erase(objects.in.bits);
+      return;
+    case Rule::kErrhandler:
+      note_errhandler_set(handle_from_bits<MPI_Comm>(objects.in.bits));
       return;
     case Rule::kFreeWin:
     case Rule::kFreeFile: {

@@ -10,9 +10,15 @@
 namespace tsmpi::serial {
 namespace {
 
-int complete_both(MPI_Request requests[2], MPI_Status* status) {
+int complete_both(MPI_Request requests[2], MPI_Comm comm, MPI_Status* status) {
   MPI_Status statuses[2];
-  int rc = poll_until_done([&](int* flag) { return PMPI_Testall(2, requests, flag, statuses); });
+  bool unraised = false;  // raised on the communicator, as MPI_Sendrecv does (completion_errors.h)
+  int rc = poll_until_done([&](int* flag) {
+    QuietErrors q;
+    int r = PMPI_Testall(2, requests, flag, statuses);
+    unraised = r != MPI_SUCCESS && q.unraised();
+    return r;
+  });
   if (status != MPI_STATUS_IGNORE) {
     const int error = status->MPI_ERROR;  // a single-completion call leaves it alone
     *status = statuses[0];
@@ -20,12 +26,16 @@ int complete_both(MPI_Request requests[2], MPI_Status* status) {
   }
   if (rc == MPI_ERR_IN_STATUS)
     rc = statuses[0].MPI_ERROR != MPI_SUCCESS ? statuses[0].MPI_ERROR : statuses[1].MPI_ERROR;
+  if (unraised) {
+    Guard g;
+    rc = raise_on(comm, rc);
+  }
   return rc;
 }
 
 // The receive and the send started under the lock, then both completed in locked steps.
 template <class Irecv, class Isend>
-int sendrecv(Irecv&& irecv, Isend&& isend, MPI_Status* status) {
+int sendrecv(Irecv&& irecv, Isend&& isend, MPI_Comm comm, MPI_Status* status) {
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   {
     Guard g;
@@ -38,7 +48,7 @@ int sendrecv(Irecv&& irecv, Isend&& isend, MPI_Status* status) {
       return rc;
     }
   }
-  return complete_both(requests, status);
+  return complete_both(requests, comm, status);
 }
 
 // The outgoing data is packed into a private buffer first, so the receive may overwrite buf.
@@ -56,7 +66,7 @@ int sendrecv_replace(void* buf, Count count, MPI_Datatype type, int dest, int se
     return sendrecv(
         [&](MPI_Request* r) { return PMPI_Irecv_c(buf, count, type, source, recvtag, comm, r); },
         [&](MPI_Request* r) { return PMPI_Isend_c(packed.bytes.data(), packed.size, MPI_PACKED, dest, sendtag, comm, r); },
-        status);
+        comm, status);
   else
 #endif
     return sendrecv(
@@ -64,7 +74,7 @@ int sendrecv_replace(void* buf, Count count, MPI_Datatype type, int dest, int se
       [&](MPI_Request* r) {
         return PMPI_Isend(packed.bytes.data(), static_cast<int>(packed.size), MPI_PACKED, dest, sendtag, comm, r);
       },
-      status);
+      comm, status);
 }
 
 }  // namespace
@@ -74,7 +84,7 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  MPI_Comm comm, MPI_Status* status) {
   return sendrecv(
       [&](MPI_Request* r) { return PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, r); },
-      [&](MPI_Request* r) { return PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, r); }, status);
+      [&](MPI_Request* r) { return PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, r); }, comm, status);
 }
 
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
@@ -88,7 +98,7 @@ int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    MPI_Comm comm, MPI_Status* status) {
   return sendrecv(
       [&](MPI_Request* r) { return PMPI_Irecv_c(recvbuf, recvcount, recvtype, source, recvtag, comm, r); },
-      [&](MPI_Request* r) { return PMPI_Isend_c(sendbuf, sendcount, sendtype, dest, sendtag, comm, r); }, status);
+      [&](MPI_Request* r) { return PMPI_Isend_c(sendbuf, sendcount, sendtype, dest, sendtag, comm, r); }, comm, status);
 }
 
 int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,

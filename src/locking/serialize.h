@@ -8,19 +8,18 @@
 
 #include "fn_ids.h"
 #include "locking/admission.h"
+#include "locking/completion_errors.h"
+#include "locking/creation_in_flight.h"
 #include "locking/group_agreement.h"
 #include "locking/object_registry.h"
 #include "locking/progress.h"
 #include "locking/serialize_lock.h"
+#include "runtime/config.h"
 #include "runtime/handles.h"
 #include "runtime/strategy.h"
 #include "wrappers/call_shapes.h"
 
 namespace tsmpi::serial {
-
-// A request that is already complete (a generalized request), for nonblocking calls that
-// serialize mode carries out before returning.
-MPI_Request completed_request();
 
 // The bookkeeping after a call that creates or frees a communicator, window or file.
 inline void track(fn::Id id, const Objects& objects, int rc) {
@@ -34,6 +33,7 @@ inline void track(fn::Id id, const Objects& objects, int rc) {
 template <class Pmpi>
 int call_locked(fn::Id id, Pmpi&& pmpi, const Objects& objects) {
   Guard g;
+  if (TSMPI_UNLIKELY(creations_in_flight())) progress_creations();
   int rc = pmpi();
   if (tracks_objects(id)) after_call(id, objects, rc);
   return rc;
@@ -42,27 +42,61 @@ int call_locked(fn::Id id, Pmpi&& pmpi, const Objects& objects) {
 // A blocking call as its nonblocking form: started under the lock, completed in locked steps.
 // The first test is made in the same hold as the start: an eager send or a receive whose
 // message has arrived completes there, with one lock round trip instead of two.
+// A blocking receive's completion errors are raised on its communicator (completion_errors.h).
+bool raises_on_comm(fn::Id id);
+
 template <class Start>
 int start_and_wait(fn::Id id, const StartWait<Start>& extra, const Objects& objects) {
   MPI_Request request = MPI_REQUEST_NULL;
   int rc, done = 0;
+  const bool quiet = raises_on_comm(id);
+  bool unraised = false;
+  auto test = [&](int* flag) {
+    if (!quiet) return PMPI_Test(&request, flag, extra.status);
+    QuietErrors q;
+    int r = PMPI_Test(&request, flag, extra.status);
+    unraised = r != MPI_SUCCESS && q.unraised();
+    return r;
+  };
   {
     Guard g;
+    if (TSMPI_UNLIKELY(creations_in_flight())) progress_creations();
     rc = extra.start(&request);
-    if (rc == MPI_SUCCESS) rc = PMPI_Test(&request, &done, extra.status);
+    if (rc == MPI_SUCCESS) rc = test(&done);
   }
-  if (rc == MPI_SUCCESS && !done) rc = wait_request(&request, extra.status);
+  if (rc == MPI_SUCCESS && !done) rc = poll_until_done(test);
+  if (TSMPI_UNLIKELY(unraised)) {
+    Guard g;
+    rc = raise_on(handle_from_bits<MPI_Comm>(objects.in.bits), rc);
+  }
   track(id, objects, rc);
   return rc;
 }
 
+// Where the MPI gets a blocking call's nonblocking form wrong (src/locking/mpi_quirks.cpp).
+// A collective it gets wrong with MPI_IN_PLACE (MPICH 4.0.2's MPI_Ialltoallw with receive types
+// that differ per peer): carried out blocking, admitted.
+bool blocking_when_in_place(fn::Id id, const CallArgs& args);
+// A rooted collective at a process that passes MPI_PROC_NULL as root on an intercommunicator:
+// true when the MPI needs another start than the application's arguments give (Open MPI 4.1
+// skips its nonblocking engine for a count of 0 and loses step); *start is then that start.
+struct ProcNullStep {
+  MPI_Comm comm;
+  int operator()(MPI_Request* request) const;
+};
+bool procnull_needs_step(const CallArgs& args);
+
 template <Strategy S, class Pmpi, class Extra>
-auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra) {
+auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, Extra&& extra) {
   if constexpr (S == Strategy::kUnlocked || S == Strategy::kRuntime) {
     return pmpi();
   } else if constexpr (S == Strategy::kLocked || S == Strategy::kBlockingLocked) {
     return call_locked(id, pmpi, objects);
   } else if constexpr (S == Strategy::kStartWait) {
+    if (TSMPI_UNLIKELY(args.root == MPI_PROC_NULL) && procnull_needs_step(args))
+      return start_and_wait(id, StartWait{ProcNullStep{args.root_comm}, MPI_STATUS_IGNORE}, objects);
+    if (TSMPI_UNLIKELY(blocking_when_in_place(id, args)))
+      return run<Strategy::kAdmitted>(id, pmpi, objects, args, extra);
     return start_and_wait(id, extra, objects);
   } else if constexpr (S == Strategy::kPoll) {
     return poll_until_done(extra.test);
@@ -74,8 +108,10 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra) {
     });
   } else if constexpr (S == Strategy::kHandler) {
     return extra.fn();
+  } else if constexpr (S == Strategy::kCreationInFlight) {
+    return start_creation(id, pmpi, objects, extra.request);
   } else if constexpr (S == Strategy::kAdmitted || S == Strategy::kAdmittedStartWait ||
-                       S == Strategy::kAdmittedNonblocking || S == Strategy::kOwnedLocked ||
+                       S == Strategy::kOwnedLocked ||
                        S == Strategy::kAdmittedGroup || S == Strategy::kAdmittedBridge) {
     MPI_Comm comm = MPI_COMM_NULL;
     std::uint64_t comm_id = 0;
@@ -107,14 +143,6 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra) {
     }
     if constexpr (S == Strategy::kAdmittedStartWait) {
       rc = start_and_wait(id, extra, objects);
-    } else if constexpr (S == Strategy::kAdmittedNonblocking) {
-      {
-        Guard g;
-        rc = pmpi();
-      }
-      if (rc == MPI_SUCCESS) rc = wait_request(extra.request, MPI_STATUS_IGNORE);
-      track(id, objects, rc);
-      if (rc == MPI_SUCCESS) *extra.request = completed_request();
     } else {
       rc = call_locked(id, pmpi, objects);
     }
@@ -122,6 +150,9 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, Extra&& extra) {
     return rc;
   }
 }
+
+// MPI_Waitall by per-request tests (src/locking/waitall.cpp).
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
 
 // Handlers for blocking calls whose nonblocking form this MPI lacks (src/locking/sendrecv.cpp).
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,

@@ -5,6 +5,7 @@
 
 #include <mutex>
 
+#include "locking/creation_in_flight.h"
 #include "locking/serialize_lock.h"
 
 namespace tsmpi::serial {
@@ -43,6 +44,7 @@ void tell(Waiter* w, std::uint32_t what) {
 bool poll_once(Room& r, Waiter* me) {
   bool any = false;
   Guard g;
+  if (creations_in_flight()) progress_creations();
   std::lock_guard<std::mutex> l(r.mutex);
   for (Waiter* w = r.first; w;) {
     Waiter* next = w->next;

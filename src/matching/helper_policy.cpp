@@ -22,6 +22,7 @@
 #include "matching/helper_policy.h"
 #include "matching/match_queue.h"
 #include "matching/match_stats.h"
+#include "matching/matched_receive.h"
 #include "matching/policies.h"
 #include "matching/reservations.h"
 
@@ -441,10 +442,10 @@ namespace {
 int receive_blocking(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (auto r = take_reserved(comm, source, tag)) {
     count(g_match_stats.taken);
-    return mpi::mrecv(b, &r->message, status);
+    return receive_matched(b, &r->message, r->status, comm, status);
   }
   Incoming in = match_blocking(comm, pattern_of(source, tag));
-  return mpi::mrecv(b, &in.message, status);
+  return receive_matched(b, &in.message, in.status, comm, status);
 }
 }  // namespace
 

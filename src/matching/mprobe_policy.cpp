@@ -5,6 +5,7 @@
 // receive exactly as without the policy.
 #include "matching/helper_policy.h"
 #include "matching/match_stats.h"
+#include "matching/matched_receive.h"
 #include "matching/policies.h"
 #include "matching/reservations.h"
 
@@ -41,7 +42,7 @@ int recv(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Status* status
   auto r = take_reserved(comm, source, tag);
   if (!r) return original();
   count(g_match_stats.taken);
-  return mpi::mrecv(b, &r->message, status);
+  return receive_matched(b, &r->message, r->status, comm, status);
 }
 
 int irecv(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Request* request, const OriginalCall& original) {
@@ -56,9 +57,17 @@ bool takes_receive(MPI_Comm comm, int source, int tag) { return find_reserved(co
 int sendrecv(const Buffer& send, int dest, int sendtag, const Buffer& recv, int source, int recvtag, MPI_Comm comm,
              MPI_Status* status) {
   auto r = take_reserved(comm, source, recvtag);
+  if (r) count(g_match_stats.taken);
+  if (r && truncation_misraised(recv, r->status)) {  // the receive raises its error itself
+    MPI_Request sreq = MPI_REQUEST_NULL;
+    int rc = mpi::isend(send, dest, sendtag, comm, &sreq);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = receive_matched(recv, &r->message, r->status, comm, status);
+    int rc_send = mpi::wait(&sreq, MPI_STATUS_IGNORE);
+    return rc != MPI_SUCCESS ? rc : rc_send;
+  }
   MPI_Request rreq = MPI_REQUEST_NULL;
   int rc = r ? mpi::imrecv(recv, &r->message, &rreq) : mpi::irecv(recv, source, recvtag, comm, &rreq);
-  if (r) count(g_match_stats.taken);
   if (rc != MPI_SUCCESS) return rc;
   return mpi::send_and_complete(send, dest, sendtag, comm, &rreq, status);
 }

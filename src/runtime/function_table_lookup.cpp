@@ -22,7 +22,7 @@ const char* strategy_name(Strategy s) {
   static constexpr const char* kNames[] = {"runtime",   "unlocked", "locked",  "start+wait",
                                            "poll",      "poll-some", "handler", "admitted",
                                            "blocking-locked", "admitted+start+wait",
-                                           "admitted+completed", "owned-locked", "admitted-group",
+                                           "creation-in-flight", "owned-locked", "admitted-group",
                                            "admitted-bridge"};
   return kNames[static_cast<int>(s)];
 }

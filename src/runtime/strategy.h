@@ -17,8 +17,8 @@ enum class Strategy : std::uint8_t {
   kBlockingLocked,  // blocking, not collective, no counterpart (Win_lock, Buffer_detach): under the lock
   // Communicator creation: the MPI's own context-id agreement couples all creations of a
   // process, so each holds the process's right to enter from start to completion.
-  kAdmittedStartWait,    // Comm_dup: admission, then Comm_idup completed in locked steps
-  kAdmittedNonblocking,  // Comm_idup: admission, started and completed before it returns
+  kAdmittedStartWait,  // Comm_dup: admission, then Comm_idup completed in locked steps
+  kCreationInFlight,   // Comm_idup: started under the lock, completed by later calls (no admission)
   kOwnedLocked,          // Comm_join, *_from_group(s): the right to enter taken locally, then under the lock
   kAdmittedGroup,        // Comm_create_group: admission agreed among the group's members only
   kAdmittedBridge,       // Intercomm_create: admission agreed by both groups, through their leaders

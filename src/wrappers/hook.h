@@ -60,7 +60,7 @@ struct Hook {
     using Result = decltype(pmpi());
     auto original = [&]() -> Result {
       if (!serial::enabled()) return pmpi();
-      return serial::run<S>(id, pmpi, objects, extra);
+      return serial::run<S>(id, pmpi, objects, args, extra);
     };
     auto received = [&]() -> Result {
       if constexpr (!std::is_same_v<std::decay_t<Matched>, Unmatched>) {

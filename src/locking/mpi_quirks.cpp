@@ -1,0 +1,70 @@
+// Where serialize mode must not use the MPI's nonblocking form of a blocking call, because the
+// MPI gets that form wrong although the blocking one is right (found by tests/coverage).
+#include <array>
+#include <string_view>
+
+#include "locking/serialize.h"
+#include "runtime/function_table.h"
+
+namespace tsmpi::serial {
+
+bool raises_on_comm(fn::Id id) {
+#ifdef MPICH
+  static const std::array<bool, fn::kCount> receives = [] {
+    std::array<bool, fn::kCount> a{};
+    for (int i = 0; i < fn::kCount; ++i)
+      a[i] = kFunctions[i].family == Family::kRecv && kFunctions[i].blocking &&
+             std::string_view(kFunctions[i].handles).ends_with("Comm");
+    return a;
+  }();
+  return receives[id];
+#else
+  (void)id;
+  return false;
+#endif
+}
+
+bool blocking_when_in_place(fn::Id id, const CallArgs& args) {
+  // MPICH 4.0.2's MPI_Ialltoallw with MPI_IN_PLACE and receive types that differ per peer
+  // truncates or hangs; its MPI_Alltoallw does not.
+  static const std::array<bool, fn::kCount> alltoallw = [] {
+    std::array<bool, fn::kCount> a{};
+    for (int i = 0; i < fn::kCount; ++i) {
+      std::string_view name = kFunctions[i].name;
+      a[i] = name == "MPI_Alltoallw" || name == "MPI_Alltoallw_c";
+    }
+    return a;
+  }();
+  if (!alltoallw[id]) return false;
+  for (int i = 0; i < args.handle_count; ++i)
+    if (args.handles[i].ignored & Ignored::kInPlace) return args.handles[i].in_place == MPI_IN_PLACE;
+  return false;
+}
+
+// Open MPI 4.1 numbers the nonblocking collectives of a communicator in each process (libnbc's
+// tag), but its MPI_Ibcast and MPI_Ireduce return before that numbering when the count is 0.
+// On an intercommunicator the processes of the root's group other than the root pass
+// MPI_PROC_NULL, and their count is not significant: a program may pass 0 while the others pass
+// more. The blocking forms tolerate this; started as MPI_Ibcast/MPI_Ireduce, that process
+// skips a number and its next nonblocking collective on the communicator never matches. Such a
+// process exchanges nothing, so it is started as an MPI_Ibcast of one element to nobody, which
+// takes its number as the other processes' calls do.
+bool procnull_needs_step(const CallArgs& args) {
+#ifdef OPEN_MPI
+  // On an intracommunicator MPI_PROC_NULL is an invalid root: the application's call reports it.
+  int inter = 0;
+  if (args.root_comm == MPI_COMM_NULL) return false;
+  Guard g;
+  return PMPI_Comm_test_inter(args.root_comm, &inter) == MPI_SUCCESS && inter;
+#else
+  (void)args;
+  return false;
+#endif
+}
+
+int ProcNullStep::operator()(MPI_Request* request) const {
+  static int nothing = 0;
+  return PMPI_Ibcast(&nothing, 1, MPI_INT, MPI_PROC_NULL, comm, request);
+}
+
+}  // namespace tsmpi::serial
