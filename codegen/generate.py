@@ -464,10 +464,12 @@ def message_buffers(row, params):
     return out
 
 
-# Blocking calls serialize mode carries out by hand even though a polling form exists
-# (src/locking/waitall.cpp: MPICH 4.0.2's MPI_Testall mishandles persistent collective and
-# partitioned requests).
-SERIAL_HANDLERS = {"MPI_Waitall"}
+# Calls serialize mode carries out by hand (src/locking): MPI_Waitall even though a polling form
+# exists (waitall.cpp: MPICH 4.0.2's MPI_Testall mishandles persistent collective and partitioned
+# requests); RMA synchronization that would wait for another process's application while
+# holding the lock (rma_sync.cpp).
+SERIAL_HANDLERS = {"MPI_Waitall", "MPI_Win_post", "MPI_Win_start", "MPI_Win_lock", "MPI_Win_unlock",
+                   "MPI_Win_lock_all", "MPI_Win_unlock_all"}
 
 
 def serial_strategy(row, protos, name, exported):

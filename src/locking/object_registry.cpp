@@ -33,6 +33,7 @@ struct CommState {
 struct ShadowState {
   MPI_Comm shadow = MPI_COMM_NULL;
   std::uint64_t id = 0;
+  WindowSync sync;  // windows only
 };
 
 std::unordered_map<std::uintptr_t, CommState> g_comms;
@@ -83,6 +84,47 @@ std::uint64_t numbered_call_key(std::uint64_t seed, int tag, const std::vector<i
   std::uint64_t key = mix(seed, static_cast<std::uint64_t>(tag));
   for (int r : ranks) key = mix(key, static_cast<std::uint64_t>(r));
   return mix(key, ++g_group_calls[key]);
+}
+
+// A window's lock words: one 64-bit word per process on a private window over the shadow
+// communicator, zero (unlocked) before any process can reach them, in a passive epoch to every
+// process until the window is freed. Collective: every rank is in the window's creation. Each
+// MPI gets the kind of window its atomics work on, natively: Open MPI 4.1.4's osc/rdma
+// segfaults in MPI_Compare_and_swap on a window from MPI_Win_allocate, so there the word is
+// tsmpi's memory given to MPI_Win_create; MPICH 4.0.2 (ch4:ucx) never completes the flush of an
+// atomic on a window from MPI_Win_create while the target sits in MPI_Barrier, so there the
+// MPI allocates it.
+void open_lock_words(MPI_Comm shadow, WindowSync* sync) {
+  int size = 0;
+  PMPI_Comm_size(shadow, &size);
+  sync->shadow = shadow;
+  PMPI_Comm_rank(shadow, &sync->me);
+  sync->held.assign(static_cast<std::size_t>(size), 0);
+  constexpr MPI_Aint kBytes = sizeof(std::int64_t);
+#ifdef OPEN_MPI
+  sync->word = new std::int64_t(0);
+  int rc = PMPI_Win_create(sync->word, kBytes, kBytes, MPI_INFO_NULL, shadow, &sync->locks);
+#else
+  int rc = PMPI_Win_allocate(kBytes, kBytes, MPI_INFO_NULL, shadow, &sync->word, &sync->locks);
+  if (rc == MPI_SUCCESS) *sync->word = 0;
+#endif
+  if (rc != MPI_SUCCESS) {
+    sync->locks = MPI_WIN_NULL;
+    return;
+  }
+  PMPI_Win_lock_all(MPI_MODE_NOCHECK, sync->locks);
+  PMPI_Barrier(shadow);
+}
+
+void close_lock_words(WindowSync* sync) {
+  if (sync->locks != MPI_WIN_NULL) {
+    PMPI_Win_unlock_all(sync->locks);
+    PMPI_Win_free(&sync->locks);
+  }
+#ifdef OPEN_MPI
+  delete sync->word;
+#endif
+  sync->word = nullptr;
 }
 
 std::uint64_t agree_max(MPI_Comm comm, std::uint64_t candidate) {
@@ -163,6 +205,7 @@ void after_call(fn::Id id, const Objects& objects, int rc) {
       ShadowState s;
       s.id = mix(parent.id, ++parent.creations);
       PMPI_Comm_dup(handle_from_bits<MPI_Comm>(objects.in.bits), &s.shadow);
+      if (objects.out.kind == Kind::Win) open_lock_words(s.shadow, &s.sync);
       (objects.out.kind == Kind::Win ? g_wins : g_files)[created] = s;
       g_comms[handle_bits(s.shadow)] = {s.id, 0, 0};
       return;
@@ -179,11 +222,17 @@ void after_call(fn::Id id, const Objects& objects, int rc) {
       auto it = map.find(objects.in.bits);
       if (it == map.end()) return;
       g_comms.erase(handle_bits(it->second.shadow));
+      if (g_rules[id] == Rule::kFreeWin) close_lock_words(&it->second.sync);
       PMPI_Comm_free(&it->second.shadow);
       map.erase(it);
       return;
     }
   }
+}
+
+WindowSync* window_sync(MPI_Win win) {
+  auto it = g_wins.find(handle_bits(win));
+  return it == g_wins.end() ? nullptr : &it->second.sync;
 }
 
 std::uint64_t group_call_key(const HandleRef& parent, int tag, const std::vector<int>& members) {

@@ -26,6 +26,20 @@ bool tracks_objects(fn::Id id);
 // communicate on the new object (all its ranks are in the same call).
 void after_call(fn::Id id, const Objects& objects, int rc);
 
+// What serialize mode keeps for a window's synchronization calls (src/locking/rma_sync.cpp):
+// tsmpi's private window of lock words (one per process, held with MPI_Win_lock_all from
+// creation to free), the locks this process holds through it, and the window's shadow
+// communicator, on which MPI_Win_post tells its origin group that it has posted.
+struct WindowSync {
+  MPI_Comm shadow = MPI_COMM_NULL;
+  MPI_Win locks = MPI_WIN_NULL;
+  std::int64_t* word = nullptr;  // this process's word, exposed in `locks`
+  int me = -1;                   // this process's rank in the window
+  std::vector<int> held;  // per target rank of the window: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE
+};
+// The window's record, or nullptr if tsmpi did not see it created. Under the lock.
+WindowSync* window_sync(MPI_Win win);
+
 // Names an MPI_Comm_create_group call alike on all members of the group: its parent's id, tag,
 // members and the number of earlier such calls. Takes the lock.
 std::uint64_t group_call_key(const HandleRef& parent, int tag, const std::vector<int>& members);

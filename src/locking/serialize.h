@@ -39,11 +39,12 @@ int call_locked(fn::Id id, Pmpi&& pmpi, const Objects& objects) {
   return rc;
 }
 
+// A blocking receive's completion errors are raised on its communicator (completion_errors.h).
+bool raises_on_comm(fn::Id id);
+
 // A blocking call as its nonblocking form: started under the lock, completed in locked steps.
 // The first test is made in the same hold as the start: an eager send or a receive whose
 // message has arrived completes there, with one lock round trip instead of two.
-// A blocking receive's completion errors are raised on its communicator (completion_errors.h).
-bool raises_on_comm(fn::Id id);
 
 template <class Start>
 int start_and_wait(fn::Id id, const StartWait<Start>& extra, const Objects& objects) {
@@ -150,6 +151,15 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, E
     return rc;
   }
 }
+
+// RMA synchronization that waits for other processes' applications in locked steps
+// (src/locking/rma_sync.cpp).
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_lock_all(int assert, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
 
 // MPI_Waitall by per-request tests (src/locking/waitall.cpp).
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
