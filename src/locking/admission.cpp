@@ -126,6 +126,31 @@ int admit_group(const std::vector<int>& members, std::uint64_t key) {
   return admit_with(key, [&](int mine, int* all) { return agree_in_group(members, key, round++, mine, all); });
 }
 
+namespace {
+bool rank_of(MPI_Comm comm, int rank) {
+  int inter = 0, size = 0;
+  if (comm == MPI_COMM_NULL) return false;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return false;
+  if (inter) return true;  // the remote group's rank, checked by the MPI
+  return PMPI_Comm_size(comm, &size) == MPI_SUCCESS && rank >= 0 && rank < size;
+}
+}  // namespace
+
+bool bridge_arguments_usable(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader) {
+  Guard g;
+  int inter = 0, my_rank = -1;
+  if (local_comm == MPI_COMM_NULL || PMPI_Comm_test_inter(local_comm, &inter) != MPI_SUCCESS || inter) return false;
+  if (!rank_of(local_comm, local_leader) || PMPI_Comm_rank(local_comm, &my_rank) != MPI_SUCCESS) return false;
+  return my_rank != local_leader || rank_of(peer_comm, remote_leader);
+}
+
+bool group_argument_usable(MPI_Group group) {
+  if (group == MPI_GROUP_NULL) return false;
+  Guard g;
+  int rank = MPI_UNDEFINED;
+  return PMPI_Group_rank(group, &rank) == MPI_SUCCESS && rank != MPI_UNDEFINED;
+}
+
 int admit_bridge(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                  std::uint64_t* id) {
   int my_rank;

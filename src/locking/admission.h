@@ -22,6 +22,17 @@ void leave(std::uint64_t id);
 // to leave().
 int admit_group(const std::vector<int>& members, std::uint64_t key);
 
+// Whether MPI_Intercomm_create's leader arguments name ranks admit_bridge can use: local_comm
+// and local_leader everywhere, peer_comm and remote_leader at the local leader. A call that
+// fails this is erroneous and the MPI refuses it before communicating: it is made as is, so that
+// it reports its own error class through its own error handler.
+bool bridge_arguments_usable(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader);
+
+// Whether MPI_Comm_create_group's group is one admit_group can use: a group this process is a
+// member of. Otherwise the call is erroneous (or, not a member, gets MPI_COMM_NULL at once) and
+// is made as is.
+bool group_argument_usable(MPI_Group group);
+
 // The same for MPI_Intercomm_create, whose two groups have no common communicator yet: each
 // group agrees on local_comm and the leaders combine the two answers through tsmpi's private
 // channel. *id is set to an id both groups share; pass it to leave().

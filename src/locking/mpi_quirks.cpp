@@ -41,6 +41,22 @@ bool blocking_when_in_place(fn::Id id, const CallArgs& args) {
   return false;
 }
 
+bool neighborhood(fn::Id id) {
+  static const std::array<bool, fn::kCount> neighbor = [] {
+    std::array<bool, fn::kCount> a{};
+    for (int i = 0; i < fn::kCount; ++i) a[i] = std::string_view(kFunctions[i].name).starts_with("MPI_Neighbor_");
+    return a;
+  }();
+  return neighbor[id];
+}
+
+bool has_topology(MPI_Comm comm) {
+  int kind = MPI_UNDEFINED;
+  if (comm == MPI_COMM_NULL) return false;
+  Guard g;
+  return PMPI_Topo_test(comm, &kind) == MPI_SUCCESS && kind != MPI_UNDEFINED;
+}
+
 // Open MPI 4.1 numbers the nonblocking collectives of a communicator in each process (libnbc's
 // tag), but its MPI_Ibcast and MPI_Ireduce return before that numbering when the count is 0.
 // On an intercommunicator the processes of the root's group other than the root pass

@@ -88,12 +88,11 @@ std::uint64_t numbered_call_key(std::uint64_t seed, int tag, const std::vector<i
 
 // A window's lock words: one 64-bit word per process on a private window over the shadow
 // communicator, zero (unlocked) before any process can reach them, in a passive epoch to every
-// process until the window is freed. Collective: every rank is in the window's creation. Each
-// MPI gets the kind of window its atomics work on, natively: Open MPI 4.1.4's osc/rdma
-// segfaults in MPI_Compare_and_swap on a window from MPI_Win_allocate, so there the word is
-// tsmpi's memory given to MPI_Win_create; MPICH 4.0.2 (ch4:ucx) never completes the flush of an
-// atomic on a window from MPI_Win_create while the target sits in MPI_Barrier, so there the
-// MPI allocates it.
+// process until the window is freed. Collective: every rank is in the window's creation. The
+// word is tsmpi's memory given to MPI_Win_create on both MPIs: Open MPI 4.1.4's osc/rdma
+// segfaults in MPI_Compare_and_swap on a window from MPI_Win_allocate, and MPICH 4.0.2's
+// (ch4:ucx) atomics on a window from MPI_Win_allocate are not atomic between origins (two
+// processes' MPI_Fetch_and_op(MPI_SUM) on one word lose updates), which broke the lock.
 void open_lock_words(MPI_Comm shadow, WindowSync* sync) {
   int size = 0;
   PMPI_Comm_size(shadow, &size);
@@ -101,13 +100,8 @@ void open_lock_words(MPI_Comm shadow, WindowSync* sync) {
   PMPI_Comm_rank(shadow, &sync->me);
   sync->held.assign(static_cast<std::size_t>(size), 0);
   constexpr MPI_Aint kBytes = sizeof(std::int64_t);
-#ifdef OPEN_MPI
   sync->word = new std::int64_t(0);
   int rc = PMPI_Win_create(sync->word, kBytes, kBytes, MPI_INFO_NULL, shadow, &sync->locks);
-#else
-  int rc = PMPI_Win_allocate(kBytes, kBytes, MPI_INFO_NULL, shadow, &sync->word, &sync->locks);
-  if (rc == MPI_SUCCESS) *sync->word = 0;
-#endif
   if (rc != MPI_SUCCESS) {
     sync->locks = MPI_WIN_NULL;
     return;
@@ -121,9 +115,7 @@ void close_lock_words(WindowSync* sync) {
     PMPI_Win_unlock_all(sync->locks);
     PMPI_Win_free(&sync->locks);
   }
-#ifdef OPEN_MPI
   delete sync->word;
-#endif
   sync->word = nullptr;
 }
 

@@ -19,6 +19,10 @@ inline PackedCopy pack_copy(const void* buf, int count, MPI_Datatype type, MPI_C
   PackedCopy p;
   int room = 0, position = 0;
   if ((p.rc = PMPI_Pack_size(count, type, comm, &room)) != MPI_SUCCESS) return p;
+  if (room < 0) {  // a negative count the MPI let through
+    p.rc = MPI_ERR_COUNT;
+    return p;
+  }
   p.bytes.resize(static_cast<std::size_t>(room) + 1);  // + 1: never an empty buffer
   p.rc = PMPI_Pack(buf, count, type, p.bytes.data(), room, &position, comm);
   p.size = position;
@@ -30,6 +34,10 @@ inline PackedCopy pack_copy(const void* buf, MPI_Count count, MPI_Datatype type,
   PackedCopy p;
   MPI_Count room = 0, position = 0;
   if ((p.rc = PMPI_Pack_size_c(count, type, comm, &room)) != MPI_SUCCESS) return p;
+  if (room < 0) {
+    p.rc = MPI_ERR_COUNT;
+    return p;
+  }
   p.bytes.resize(static_cast<std::size_t>(room) + 1);
   p.rc = PMPI_Pack_c(buf, count, type, p.bytes.data(), room, &position, comm);
   p.size = position;

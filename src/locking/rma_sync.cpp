@@ -41,6 +41,7 @@ WindowSync* sync_of(MPI_Win win) {
 bool window_ranks(MPI_Group group, MPI_Win win, std::vector<int>* ranks) {
   MPI_Group wg = MPI_GROUP_NULL;
   int n = 0;
+  if (group == MPI_GROUP_NULL) return false;  // erroneous: the MPI's own call reports it
   if (PMPI_Group_size(group, &n) != MPI_SUCCESS || PMPI_Win_get_group(win, &wg) != MPI_SUCCESS) return false;
   std::vector<int> in(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) in[i] = i;

@@ -55,6 +55,17 @@ int sendrecv(Irecv&& irecv, Isend&& isend, MPI_Comm comm, MPI_Status* status) {
 template <class Count>
 int sendrecv_replace(void* buf, Count count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                      MPI_Comm comm, MPI_Status* status) {
+  if (count < 0) {
+    // Erroneous, and refused by the MPI at once (its MPI_Pack_size may accept it): the call as
+    // is reports the MPI's class through the communicator's handler.
+    Guard g;
+#if MPI_VERSION >= 4
+    if constexpr (!std::is_same_v<Count, int>)
+      return PMPI_Sendrecv_replace_c(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    else
+#endif
+      return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+  }
   PackedCopy packed;
   if (dest != MPI_PROC_NULL) {
     Guard g;

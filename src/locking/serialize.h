@@ -81,6 +81,11 @@ bool blocking_when_in_place(fn::Id id, const CallArgs& args);
 // A rooted collective at a process that passes MPI_PROC_NULL as root on an intercommunicator:
 // true when the MPI needs another start than the application's arguments give (Open MPI 4.1
 // skips its nonblocking engine for a count of 0 and loses step); *start is then that start.
+// A neighborhood collective on a communicator without a topology is erroneous, and Open MPI
+// 4.1's nonblocking forms report another class than the blocking ones: the MPI refuses the call
+// at once, so it is made as is.
+bool neighborhood(fn::Id id);
+bool has_topology(MPI_Comm comm);
 struct ProcNullStep {
   MPI_Comm comm;
   int operator()(MPI_Request* request) const;
@@ -98,6 +103,8 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, E
       return start_and_wait(id, StartWait{ProcNullStep{args.root_comm}, MPI_STATUS_IGNORE}, objects);
     if (TSMPI_UNLIKELY(blocking_when_in_place(id, args)))
       return run<Strategy::kAdmitted>(id, pmpi, objects, args, extra);
+    if (TSMPI_UNLIKELY(neighborhood(id)) && !has_topology(handle_from_bits<MPI_Comm>(objects.in.bits)))
+      return call_locked(id, pmpi, objects);  // refused at once, as only the blocking form does
     return start_and_wait(id, extra, objects);
   } else if constexpr (S == Strategy::kPoll) {
     return poll_until_done(extra.test);
@@ -127,11 +134,14 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, E
     } else if constexpr (S == Strategy::kAdmittedGroup) {
       // Members of the group agree; the key names this call alike on all of them: the parent,
       // the tag, the members, and how many such calls came before.
+      if (!group_argument_usable(extra.group)) return call_locked(id, pmpi, objects);
       std::vector<int> members = world_ranks_of(extra.group);
       comm_id = group_call_key(objects.in, extra.tag, members);
       rc = admit_group(members, comm_id);
       if (rc != MPI_SUCCESS) return rc;
     } else if constexpr (S == Strategy::kAdmittedBridge) {
+      if (!bridge_arguments_usable(comm, extra.local_leader, extra.peer_comm, extra.remote_leader))
+        return call_locked(id, pmpi, objects);
       rc = admit_bridge(comm, extra.local_leader, extra.peer_comm, extra.remote_leader, extra.tag, &comm_id);
       if (rc != MPI_SUCCESS) return rc;
     } else if (known) {

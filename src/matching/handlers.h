@@ -127,7 +127,8 @@ template <class O, class Count>
 int Sendrecv_replace(O&& o, void* buf, Count count, MPI_Datatype type, int dest, int sendtag, int source,
                      int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (source == MPI_PROC_NULL) return from_proc_null(o(), status);
-  if (!policy_on() || !policy_takes_receive(comm, source, recvtag)) return o();
+  // A negative count is refused by the MPI at once (its MPI_Pack_size may let it through).
+  if (!policy_on() || count < 0 || !policy_takes_receive(comm, source, recvtag)) return o();
   // The packed copy is sent, so the receive may land in the buffer at any time.
   PackedCopy copy = packed_send(buf, count, type, dest, comm);
   if (copy.rc != MPI_SUCCESS) return copy.rc;

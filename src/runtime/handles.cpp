@@ -49,6 +49,9 @@ const char* kind_name(Kind k) {
 }
 
 std::uintptr_t read_handle(Kind kind, const void* where, int i) {
+  // An erroneous call may pass NULL for a handle or array (MPI_Wait(NULL, ...)): the MPI reports
+  // it; to tsmpi's protections it holds null handles.
+  if (where == nullptr) return null_handle(kind);
   return with_type(kind, [&](auto t) {
     using H = typename decltype(t)::type;
     return handle_bits(static_cast<const H*>(where)[i]);

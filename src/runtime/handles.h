@@ -138,7 +138,8 @@ inline bool mpich_builtin(std::uintptr_t bits) {
 #endif
 }
 
-// The bits of handle i of a HandleArg's handle or array, read with its kind's C type.
+// The bits of handle i of a HandleArg's handle or array, read with its kind's C type; the null
+// handle when `where` is NULL (an erroneous call, which the MPI reports).
 std::uintptr_t read_handle(Kind kind, const void* where, int i);
 // Writes `bits` as handle i (MPI_INFO_NULL etc. when freeing in the MPI's stead).
 void write_handle(Kind kind, void* where, int i, std::uintptr_t bits);
