@@ -27,8 +27,9 @@
      exit(0) from main without MPI_Finalize (erroneous; the launcher decides the status).
 
    faults abort|kill [DELAY]: DELAY in ms, default 1000.
-   Every mode sets alarm(60) (FAULTS_ALARM=S to change it), so that no process outlives a
-   broken test for long, and reports the terminating signals it gets (SIGALRM, SIGTERM, ...)
+   Every mode sets alarm(120) (FAULTS_ALARM=S to change it), so that no process outlives a
+   broken test for long (faults_run.sh ends a hung job sooner; 120 s leaves room for the machine
+   stalls it leaves out of its times), and reports the terminating signals it gets (SIGALRM, SIGTERM, ...)
    with their sender before they take effect. faults_run.sh appends faults_marks=PATH, which also identifies the
    job's processes; other further arguments are ignored. */
 #include <dirent.h>
@@ -434,7 +435,7 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i)
     if (!strncmp(argv[i], "faults_marks=", 13)) marks_path = argv[i] + 13;
   const char* a = getenv("FAULTS_ALARM");
-  alarm(a ? (unsigned)atoi(a) : 60);
+  alarm(a ? (unsigned)atoi(a) : 120);
   report_signals();
   test_init(&argc, &argv, "faults");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -31,7 +31,7 @@ done
 out=$(mktemp "${TMPDIR:-/tmp}/faults_run.XXXXXX")
 marks="$out.marks"
 token="faults_marks=$marks"
-trap 'rm -f "$out" "$marks"' EXIT
+trap 'rm -f "$out" "$marks" "$out.stalls"' EXIT
 now() { date +%s.%N; }
 fsub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
 fgt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
@@ -106,12 +106,28 @@ nice -n "$job_nice" setsid -w "$@" "$token" >"$out" 2>&1 </dev/null &
 pid=$!
 ended() { ! alive "$pid"; }
 hung=0
+# Machine stalls: this loop wakes every 0.1 s; a wake more than 2 s late means the whole machine
+# stood still (the virtual machines here do, for 30-60 s at times: the kernel logs "workqueue
+# lockup", and nothing runs). Such time is not the job's: it is left out of the times measured,
+# each stall with the wall-clock time it ended, so that only those after the last mark count.
+stalls=""
+stalled() {  # total stall seconds that ended after time $1
+  local sum=0 s
+  for s in $stalls; do fgt "${s%%:*}" "$1" && sum=$(awk -v a="$sum" -v b="${s#*:}" 'BEGIN { printf "%.3f", a + b }'); done
+  echo "$sum"
+}
+prev=$start
 while ! ended; do
-  if fgt "$(fsub "$(now)" "$start")" "$total"; then hung=1; break; fi
+  t=$(now)
+  gap=$(fsub "$t" "$prev")
+  fgt "$gap" 2 && stalls="$stalls $t:$gap" && echo "faults_run: the machine stood still for $gap s" >>"$out.stalls"
+  prev=$t
+  if fgt "$(fsub "$(fsub "$t" "$start")" "$(stalled "$start")")" "$total"; then hung=1; break; fi
   record_descendants
   sleep 0.1
 done
 end=$(now)
+[ -s "$out.stalls" ] && cat "$out.stalls" && rm -f "$out.stalls"
 failed=0
 if [ $hung = 1 ]; then
   cat "$out"
@@ -129,7 +145,7 @@ from="$out"
 [ -s "$marks" ] && from="$marks"
 last=$(grep -Eo 'at t=[0-9]+\.[0-9]+$' "$from" | cut -d= -f2 | sort -n | tail -1)
 if [ -n "$last" ]; then
-  after=$(fsub "$end" "$last")
+  after=$(fsub "$(fsub "$end" "$last")" "$(stalled "$last")")
   echo "faults_run: status $rc after $elapsed s, $after s after the last mark"
 else
   echo "faults_run: status $rc after $elapsed s, no mark"
