@@ -52,3 +52,19 @@ static int wanted(const char* what) {
       report(what, (call));                                                              \
     }                                                                                    \
   } while (0)
+
+/* A pass of the cases: 0 with MPI_ERRORS_RETURN everywhere, 1 with the counting handler on the
+   tested duplicate, MPI_COMM_WORLD and MPI_COMM_SELF. */
+static void begin_pass(int pass, MPI_Errhandler counting) {
+  MPI_Errhandler h = pass ? counting : MPI_ERRORS_RETURN;
+  MPI_Comm_set_errhandler(tested, h);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, h);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, h);
+  SAY("pass %d: %s", pass + 1, pass ? "counting handler" : "MPI_ERRORS_RETURN");
+}
+/* After the cases: MPI_COMM_WORLD and MPI_COMM_SELF return errors again (the checks after a
+   pass must not call the counting handler). */
+static void end_pass(void) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+}

@@ -180,14 +180,9 @@ int main(int argc, char** argv) {
   MPI_Comm_create_errhandler(handler, &eh);
   MPI_Comm_dup(MPI_COMM_WORLD, &tested);
   for (int pass = 0; pass < 2; ++pass) {
-    MPI_Errhandler h = pass ? eh : MPI_ERRORS_RETURN;
-    MPI_Comm_set_errhandler(tested, h);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, h);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, h);
-    SAY("pass %d: %s", pass + 1, pass ? "counting handler" : "MPI_ERRORS_RETURN");
+    begin_pass(pass, eh);
     cases(tested, rank, size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    end_pass();
     /* The objects still work: the predefined ones the cases tried to free, a new datatype. */
     int v = rank + 1, sum = -1, tsize = -1;
     MPI_Datatype t;

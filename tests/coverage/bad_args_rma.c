@@ -100,14 +100,10 @@ int main(int argc, char** argv) {
   MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, tested, &base, &tested_win);
   for (int i = 0; i < 4; ++i) base[i] = -1;
   for (int pass = 0; pass < 2; ++pass) {
-    MPI_Comm_set_errhandler(tested, pass ? eh : MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, pass ? eh : MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, pass ? eh : MPI_ERRORS_RETURN);
+    begin_pass(pass, eh);
     MPI_Win_set_errhandler(tested_win, pass ? weh : MPI_ERRORS_RETURN);
-    SAY("pass %d: %s", pass + 1, pass ? "counting handlers" : "MPI_ERRORS_RETURN");
     cases(tested_win, tested, rank, size, base);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    end_pass();
     MPI_Win_set_errhandler(tested_win, MPI_ERRORS_RETURN);
     /* The window still works: each rank puts 10*pass+rank into its peer's element pass. */
     int v = 10 * pass + rank;
