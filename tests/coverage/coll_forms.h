@@ -1,7 +1,8 @@
-/* Shared by the collective coverage programs (coll_all.c, coll_rooted.c, coll_reduce.c): the
-   forms each collective is called in (blocking, nonblocking, persistent, and MPICH's large-count
-   _c forms of the three), completing a nonblocking or persistent call, large-count copies of
-   count and displacement arrays, and recording a call's result against its expected value. */
+/* Shared by the collective coverage programs (coll_all.c, coll_rooted.c, coll_reduce.c,
+   coll_neighbor.c): the forms each collective is called in (blocking, nonblocking, persistent,
+   and MPICH's large-count _c forms of the three), completing a nonblocking or persistent call,
+   large-count copies of count and displacement arrays, and recording a call's result against
+   its expected value. */
 #ifndef TSMPI_COVERAGE_COLL_FORMS_H
 #define TSMPI_COVERAGE_COLL_FORMS_H
 #include "coverage.h"

@@ -9,69 +9,7 @@
    back from its topology and gathers from the others. Every receive buffer is printed and
    compared; blocks from MPI_PROC_NULL neighbors must stay untouched. */
 // ranks: 4
-#include "coverage.h"
-#ifdef OPEN_MPI
-#include <mpi-ext.h> /* MPIX_*_init: Open MPI's persistent collectives (pcollreq extension) */
-#endif
-
-#if defined(MPICH) && MPI_VERSION >= 4
-#define HAVE_PERSISTENT 1
-#define HAVE_LARGE 1
-#define PERSISTENT(name) MPI_##name##_init
-#elif defined(OPEN_MPI) && defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define HAVE_PERSISTENT 1
-#define PERSISTENT(name) MPIX_##name##_init
-#endif
-
-enum { F_BLOCKING, F_NONBLOCKING, F_PERSISTENT, F_LARGE, F_LARGE_NONBLOCKING, F_LARGE_PERSISTENT, F_COUNT };
-static const char* form_name[F_COUNT] = {"blocking", "nonblocking", "persistent", "large", "large-nonblocking", "large-persistent"};
-static int form_available(int f) {
-#ifndef HAVE_PERSISTENT
-  if (f == F_PERSISTENT) return 0;
-#endif
-#ifndef HAVE_LARGE
-  if (f >= F_LARGE) return 0;
-#endif
-  return 1;
-}
-
-static MPI_Info pinfo = MPI_INFO_NULL; /* given to every persistent init */
-
-/* Completes a nonblocking (persistent = 0) or persistent (1) collective started by rc's call. */
-static int done(int rc, MPI_Request* req, int persistent) {
-  if (rc != MPI_SUCCESS) return rc;
-  if (persistent && (rc = MPI_Start(req)) != MPI_SUCCESS) return rc;
-  rc = MPI_Wait(req, MPI_STATUS_IGNORE);
-  if (persistent) {
-    int rc2 = MPI_Request_free(req);
-    if (rc == MPI_SUCCESS) rc = rc2;
-  }
-  return rc;
-}
-
-#ifdef HAVE_LARGE
-#endif
-
-static char text[8][1024];
-static int text_next;
-static const char* ints(const int* a, int n) {
-  char* s = text[text_next++ % 8];
-  int len = 0;
-  s[0] = 0;
-  for (int i = 0; i < n && len < 1000; ++i) len += snprintf(s + len, sizeof text[0] - len, i ? " %d" : "%d", a[i]);
-  return s;
-}
-/* Records the result of one call and checks it. */
-static void verify(const char* what, int rc, const int* got, const int* expected, int n) {
-  SAY("%s: rc %d: %s", what, rc, ints(got, n));
-  if (rc != MPI_SUCCESS || memcmp(got, expected, n * sizeof(int)) != 0) {
-    SAY("check failed: %s: expected %s", what, ints(expected, n));
-    ++cov_failures;
-  }
-}
-static void fill(int* a, int n, int v) {
-  for (int i = 0; i < n; ++i) a[i] = v;
-}
+#include "coll_forms.h"
 
 #define MAXN 4   /* most neighbors of any rank in any topology here */
 
