@@ -19,7 +19,13 @@ foreach(_i IN LISTS TSMPI_MPI_INCLUDE_DIRS)
 endforeach()
 
 set(TSMPI_WRAPPER_SOURCES "")
-set(_outputs ${TSMPI_GEN_DIR}/fn_ids.h ${TSMPI_GEN_DIR}/function_table.cpp)
+set(_outputs ${TSMPI_GEN_DIR}/fn_ids.h ${TSMPI_GEN_DIR}/function_table.cpp
+    ${TSMPI_GEN_DIR}/fortran_redirects.cpp ${TSMPI_GEN_DIR}/fortran_entries.cpp ${TSMPI_GEN_DIR}/fortran_routines.cpp)
+find_program(TSMPI_OBJDUMP NAMES objdump REQUIRED)
+set(_fortran_args --fortran-only ${CMAKE_SOURCE_DIR}/codegen/fortran_only.table --objdump ${TSMPI_OBJDUMP})
+foreach(_l IN LISTS TSMPI_FORTRAN_LIBRARIES)
+  list(APPEND _fortran_args --fortran-library ${_l})
+endforeach()
 math(EXPR _last "${_chunks} - 1")
 foreach(_c RANGE ${_last})
   list(APPEND TSMPI_WRAPPER_SOURCES ${TSMPI_GEN_DIR}/wrappers_${_c}.cpp)
@@ -32,7 +38,10 @@ add_custom_command(OUTPUT ${_outputs} ${TSMPI_PMPI_EXPORTS}
           --clang ${TSMPI_CLANG} --header ${CMAKE_SOURCE_DIR}/codegen/include_mpi.c ${_cflags}
           --ast ${TSMPI_GEN_DIR}/mpi_h_ast.json
           --nm ${TSMPI_NM} --library ${TSMPI_MPI_LIBRARY} --exports ${TSMPI_PMPI_EXPORTS}
-  DEPENDS ${TSMPI_GENERATOR} ${TSMPI_TABLE} ${TSMPI_MPI_H} ${TSMPI_MPI_LIBRARY}
+          ${_fortran_args}
+  DEPENDS ${TSMPI_GENERATOR} ${TSMPI_TABLE} ${TSMPI_MPI_H} ${TSMPI_MPI_LIBRARY} ${TSMPI_FORTRAN_LIBRARIES}
+          ${CMAKE_SOURCE_DIR}/codegen/fortran.py ${CMAKE_SOURCE_DIR}/codegen/fortran_reach.py
+          ${CMAKE_SOURCE_DIR}/codegen/fortran_only.table
           ${CMAKE_SOURCE_DIR}/codegen/include_mpi.c
   COMMENT "Generating tsmpi wrappers for ${TSMPI_MPI}" VERBATIM)
 # One target owns the generation so that several targets using its outputs never run it twice.

@@ -225,6 +225,10 @@ def main():
     ap.add_argument("--mpi", required=True, help="openmpi or mpich")
     ap.add_argument("--outdir", required=True)
     ap.add_argument("--chunks", type=int, default=8)
+    ap.add_argument("--fortran-library", action="append", default=[],
+                    help="a Fortran library of the MPI whose routines must reach tsmpi (repeatable)")
+    ap.add_argument("--fortran-only", help="codegen/fortran_only.table")
+    ap.add_argument("--objdump", default="objdump")
     args = ap.parse_args()
 
     if args.clang:
@@ -272,6 +276,26 @@ def main():
         chunk = functions[c * per_chunk:(c + 1) * per_chunk]
         write_if_changed(os.path.join(args.outdir, f"wrappers_{c}.cpp"),
                          emit_wrappers(chunk, table, protos, strategies))
+    emit_fortran(args, functions, table, protos, strategies, problems)
+
+
+def emit_fortran(args, functions, table, protos, strategies, problems):
+    """generated/fortran_{redirects,entries,routines}.cpp (codegen/fortran.py)."""
+    import types
+    import fortran
+    import fortran_reach
+    patterns = fortran.read_fortran_only(args.fortran_only, problems) if args.fortran_only else []
+    routines, owner = fortran_reach.analyze(args.fortran_library, args.objdump, args.nm)
+    sonames = {lib: fortran_reach.soname(lib, args.objdump) for lib in args.fortran_library}
+    classified = fortran.classify(routines, owner, table, functions, protos, strategies, patterns, problems, args.mpi)
+    problems.fail_if_any(f"between {args.mpi}'s Fortran libraries and the table")
+    g = types.SimpleNamespace(HEADER=HEADER, HANDLE_TYPE=HANDLE_TYPE, object_args=object_args,
+                              handle_args=handle_args, cxx_string=cxx_string, sonames=sonames)
+    write_if_changed(os.path.join(args.outdir, "fortran_redirects.cpp"),
+                     fortran.emit_redirects(functions, table, protos, classified, sonames, g))
+    write_if_changed(os.path.join(args.outdir, "fortran_entries.cpp"),
+                     fortran.emit_entries(classified, table, protos, strategies, g))
+    write_if_changed(os.path.join(args.outdir, "fortran_routines.cpp"), fortran.emit_routines(classified, g))
 
 
 def write_if_changed(path, text):

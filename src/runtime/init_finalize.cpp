@@ -11,6 +11,8 @@
 #include "checks/checks.h"
 #include "diagnostics/hang_watchdog.h"
 #include "diagnostics/report.h"
+#include "fortran/coverage.h"
+#include "fortran/redirect.h"
 #include "locking/admission.h"
 #include "locking/buffer_lock.h"
 #include "locking/group_agreement.h"
@@ -97,6 +99,7 @@ void say_hello(const Options& o) {
     for (int c = 0; c < kCategoryCount; ++c)
       text += std::string(" ") + category_name(static_cast<Category>(c)) + "=" + std::to_string(per_category[c]);
     std::fprintf(stderr, "%s\n", text.c_str());
+    std::fprintf(stderr, "tsmpi: Fortran: %s\n", fortran::coverage_line().c_str());
   }
 }
 
@@ -130,6 +133,7 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 namespace {
 int init(fn::Id id, int* argc, char*** argv, int required, int* provided) {
   const Options& o = options_or_exit();
+  fortran::redirect_loaded_libraries();  // Fortran libraries opened after load (dlopen)
   int rc;
   {
     NestingScope inside(tl_thread);

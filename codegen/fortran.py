@@ -1,0 +1,229 @@
+"""Fortran: how each routine of the MPI's Fortran libraries reaches tsmpi, and the generated code.
+
+Every exported Fortran routine (all manglings of mpif.h/`use mpi`, the `use mpi_f08` names)
+takes one of these paths, decided from the libraries' call graph (fortran_reach.py):
+  c           it calls the C MPI_X, which the dynamic linker binds to tsmpi's wrapper;
+  redirected  it calls PMPI_X: at load time tsmpi points the library's PMPI_X slots at its own
+              MPI_X (src/fortran/redirect.cpp), so the MPI's own binding converts the arguments
+              and the call enters the same wrapper as a C call;
+  entry       it reaches no C function of its own (Open MPI's and MPICH's attribute calls, Open
+              MPI's keyval and error-handler constructors): tsmpi exports a generated entry point
+              of the same name that runs the hook around the MPI's own routine;
+  none        nothing to protect: table category None, or a Fortran-only routine listed in
+              fortran_only.table (MPI_SIZEOF, predefined callbacks, ...).
+Anything else fails the build, naming the routine.
+"""
+import fnmatch
+import os
+import re
+
+PROFILING = re.compile(r"(?i)^pmpi")
+BINDINGS = {"mpifh": "mpif.h / use mpi", "f08": "use mpi_f08"}
+# Strategies whose hooked path calls something other than the function itself (the
+# nonblocking form, a poll loop, a hand-written handler): an entry point cannot forward those.
+SUBSTITUTING = {"kStartWait", "kAdmittedStartWait", "kPoll", "kPollSome", "kCreationInFlight",
+                "kAdmittedGroup", "kAdmittedBridge", "kHandler", "kRuntime"}
+SCALAR_TYPES = {"int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint"}
+
+
+def read_fortran_only(path, problems):
+    patterns = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            pattern, _, why = line.partition(" ")
+            if not why.strip():
+                problems.add(f"{os.path.basename(path)}:{lineno}: {pattern} needs a reason")
+            patterns.append((pattern.lower(), why.strip()))
+    return patterns
+
+
+def c_function(name, table_lower):
+    """The table function an exported Fortran routine binds, and its binding; (None, binding)
+    when there is none. mpi_recv_, MPI_RECV, mpi_recv__ -> MPI_Recv; mpi_recv_f08ts_large_ ->
+    MPI_Recv_c; Open MPI's MPI_Recv_f08, mpi_alloc_mem_cptr_ -> MPI_Recv, MPI_Alloc_mem."""
+    n = name.lower().rstrip("_")
+    binding = "f08" if "_f08" in n else "mpifh"
+    candidates = [n]
+    large = False
+    stripped = True
+    while stripped:
+        stripped = False
+        for suffix in ("_large", "_f08ts", "_f08", "_cptr", "_f"):
+            if n.endswith(suffix):
+                n = n[: -len(suffix)]
+                large = large or suffix == "_large"
+                candidates.append(n + ("_c" if large else ""))
+                stripped = True
+    # MPICH's Fortran names for some MPIX_ extensions drop the X (mpi_delete_error_class_f08_).
+    candidates += ["mpix_" + c[len("mpi_"):] for c in candidates if c.startswith("mpi_")]
+    for c in candidates:
+        if c in table_lower:
+            return table_lower[c], binding
+    return None, binding
+
+
+def fortran_only(name, patterns):
+    n = name.lower().rstrip("_")
+    return next((why for p, why in patterns if fnmatch.fnmatchcase(n, p)), None)
+
+
+def classify(routines, owner, table, functions, protos, strategies, patterns, problems, mpi):
+    """-> list of (routine, binding, function or None, path, library) for every exported,
+    non-profiling routine; problems for those with no path."""
+    exported = set(functions)
+    table_lower = {f.lower(): f for f in table}
+    redirected = redirect_set(functions, table)
+    out = []
+    for name in sorted(routines, key=str.lower):
+        if PROFILING.match(name) or not re.match(r"(?i)^mpix?_", name):
+            continue
+        fn, binding = c_function(name, table_lower)
+        reached = routines[name]
+        lib = owner[name]
+        if fn is None:
+            if fortran_only(name, patterns):
+                out.append((name, binding, None, "none", lib))
+            else:
+                problems.add(f"{mpi}'s {os.path.basename(lib)} exports the Fortran routine {name}, which has no "
+                             f"row in mpi_functions.table and no entry in fortran_only.table")
+            continue
+        if fn in reached and fn in exported:
+            path = "c"
+        elif table[fn]["category"] == "None" and table[fn]["family"] not in ("threadlevel",):
+            path = "none"
+        elif "P" + fn in reached and fn in redirected:
+            path = "redirected"
+        elif fn not in exported:
+            problems.add(f"{mpi}'s Fortran routine {name} binds {fn}, which {mpi}'s C library does not export")
+            continue
+        else:
+            why = unforwardable(fn, table[fn], protos["P" + fn][1], strategies[fn])
+            if why:
+                problems.add(f"{mpi}'s Fortran routine {name} reaches neither {fn} nor P{fn} "
+                             f"(it calls {', '.join(sorted(reached)) or 'nothing exported'}) and "
+                             f"cannot get an entry point: {why}")
+                continue
+            path = "entry"
+        out.append((name, binding, fn, path, lib))
+    return out
+
+
+def redirect_set(functions, table):
+    """Functions whose PMPI_ slots in the Fortran libraries tsmpi points at its own wrapper:
+    every function with something to protect, and the thread-level queries tsmpi answers."""
+    return [f for f in functions
+            if table[f]["category"] != "None" or table[f]["family"] == "threadlevel"]
+
+
+def unforwardable(fn, row, params, strategy):
+    if row["family"] in ("init", "finalize", "threadlevel"):
+        return "tsmpi's hand-written handler needs the C arguments"
+    if strategy[0] in SUBSTITUTING:
+        return f"serialize mode's strategy {strategy[0]} replaces the call"
+    for t, n in params:
+        t = re.sub(r"\s+", " ", t.strip())
+        if "char" in t:
+            return f"character argument {n} (hidden length)"
+        if "MPI_Status" in t:
+            return f"status argument {n}"
+        if t.endswith("[]") or ("MPI_" in t and t.count("*") > 1):
+            return f"array argument {n}"
+    return None
+
+
+def emit_entries(classified, table, protos, strategies, g):
+    """Generated entry points for the routines on the `entry` path: one hooked body per
+    function, shared by its manglings."""
+    out = [g.HEADER, '#include "fortran/entry_point.h"\n#include "wrappers/wrapper_prelude.h"\n\n']
+    entries = [c for c in classified if c[3] == "entry"]
+    done = set()
+    for name, binding, fn, path, lib in entries:
+        params = protos["P" + fn][1]
+        row = table[fn]
+        nf = len(params)
+        fparams = ", ".join(f"void* f{i}" for i in range(nf))
+        fargs = ", ".join(f"f{i}" for i in range(nf))
+        sig = f"void (*)({', '.join(['void*'] * nf + ['MPI_Fint*'])})"
+        if fn not in done:
+            done.add(fn)
+            conv, post = [], []
+            for i, (t, n) in enumerate(params):
+                t = re.sub(r"\s+", " ", t.strip())
+                m = g.HANDLE_TYPE.match(t)
+                if m and not m.group(3):  # handle by value
+                    conv.append(f"  [[maybe_unused]] {t} a{i} = {f2c(t)}(*static_cast<MPI_Fint*>(f{i}));\n")
+                elif m:  # handle written by the call: its C form after the call
+                    kind = f"MPI_{m.group(2)}"
+                    conv.append(f"  {kind} c{i} = {null_handle(kind)};\n  {kind}* a{i} = &c{i};\n")
+                    post.append(f"c{i} = {f2c(kind)}(*static_cast<MPI_Fint*>(f{i}));")
+                elif t in SCALAR_TYPES:
+                    conv.append(f"  [[maybe_unused]] {t} a{i} = *static_cast<{t}*>(f{i});\n")
+                else:  # pointers: the C view of the same memory (the protections read none)
+                    conv.append(f"  [[maybe_unused]] auto a{i} = reinterpret_cast<{t}>(f{i});\n")
+            in_ref, out_ref = g.object_args(row, params)
+            objects = f"tsmpi::Objects{{{in_ref or 'tsmpi::HandleRef{}'}, {out_ref or 'tsmpi::OutRef{}'}}}"
+            handle_decl, args = g.handle_args(row, params)
+            after = f"\n        if (e == MPI_SUCCESS) {{ {' '.join(post)} }}" if post else ""
+            out.append(
+                f"// {fn} from Fortran: the MPI's routine does the conversions; the hook sees the C handles.\n"
+                f"[[gnu::noinline]] static void fortran_{fn}({sig.replace('(*)', '(*original)')}, {fparams}, MPI_Fint* ierr) {{\n"
+                + "".join(conv) + handle_decl +
+                f"  int rc = tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategies[fn][0]}>::call(\n"
+                f"      tsmpi::fn::{fn}, [&]() -> int {{\n"
+                f"        MPI_Fint e = MPI_SUCCESS;\n        original({fargs}, &e);{after}\n"
+                f"        return static_cast<int>(e);\n      }},\n"
+                f"      {objects}, {args}, tsmpi::NoExtra{{}});\n"
+                f"  if (ierr) *ierr = static_cast<MPI_Fint>(rc);\n}}\n\n")
+        soname = g.sonames[lib]
+        out.append(
+            f"extern \"C\" TSMPI_EXPORT void {name}({fparams}, MPI_Fint* ierr) {{\n"
+            f"  static tsmpi::fortran::Original slot{{{g.cxx_string(soname)}, {g.cxx_string(name)}}};\n"
+            f"  auto original = reinterpret_cast<{sig}>(slot.get());\n"
+            f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{fn}))) return original({fargs}, ierr);\n"
+            f"  fortran_{fn}(original, {fargs}, ierr);\n}}\n\n")
+    return "".join(out)
+
+
+def f2c(kind):
+    """The MPI's own conversion of a Fortran handle (MPI_Type_f2c for MPI_Datatype)."""
+    return "PMPI_" + ("Type" if kind == "MPI_Datatype" else kind[len("MPI_"):]) + "_f2c"
+
+
+def null_handle(kind):
+    return {"MPI_Errhandler": "MPI_ERRHANDLER_NULL", "MPI_Datatype": "MPI_DATATYPE_NULL", "MPI_Comm": "MPI_COMM_NULL",
+            "MPI_Group": "MPI_GROUP_NULL", "MPI_Op": "MPI_OP_NULL", "MPI_Info": "MPI_INFO_NULL",
+            "MPI_Win": "MPI_WIN_NULL", "MPI_File": "MPI_FILE_NULL", "MPI_Request": "MPI_REQUEST_NULL",
+            "MPI_Message": "MPI_MESSAGE_NULL", "MPI_Session": "MPI_SESSION_NULL"}[kind]
+
+
+def emit_redirects(functions, table, protos, classified, sonames, g):
+    """The PMPI_ slots to point at tsmpi's wrappers and the libraries to patch (libtsmpi.so)."""
+    redirected = redirect_set(functions, table)
+    libs = sorted(set(sonames.values()))
+    out = [g.HEADER, '#include "fortran/redirect.h"\n#include "wrappers/wrapper_prelude.h"\n\n']
+    for f in redirected:  # tsmpi's own definitions (generated wrappers, handlers)
+        ret, params, variadic = protos["P" + f]
+        decl = ", ".join(f"std::type_identity_t<{t}>" for t, _ in params) + (", ..." if variadic else "")
+        out.append(f"extern \"C\" {ret} {f}({decl or 'void'});\n")
+    out.append("\nnamespace tsmpi::fortran {\n\nconst Redirect kRedirects[] = {\n")
+    out += [f"    {{\"P{f}\", reinterpret_cast<void*>(&{f})}},\n" for f in redirected]
+    out.append(f"}};\nconst std::size_t kRedirectCount = {len(redirected)};\n\n")
+    # (an empty table keeps one element: C++ has no zero-length arrays)
+    out.append("const char* const kLibraries[] = {" + (", ".join(g.cxx_string(s) for s in libs) or "nullptr") + "};\n")
+    out.append(f"const std::size_t kLibraryCount = {len(libs)};\n\n}}  // namespace tsmpi::fortran\n")
+    return "".join(out)
+
+
+def emit_routines(classified, g):
+    """How every exported routine reaches tsmpi (tsmpi-info, TSMPI_VERBOSE=2)."""
+    out = [g.HEADER, '#include "fortran/redirect.h"\n\nnamespace tsmpi::fortran {\n\nconst Routine kRoutines[] = {\n']
+    if not classified:
+        out.append("    {\"-\", \"-\", Binding::kMpifh, Path::kNone},\n")
+    for name, binding, fn, path, lib in classified:
+        out.append(f"    {{\"{name}\", {g.cxx_string(fn or '-')}, Binding::k{binding.capitalize()}, "
+                   f"Path::k{path.capitalize()}}},\n")
+    out.append(f"}};\nconst std::size_t kRoutineCount = {len(classified)};\n\n}}  // namespace tsmpi::fortran\n")
+    return "".join(out)
