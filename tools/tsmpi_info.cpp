@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fn_ids.h"
+#include "fortran/coverage.h"
 #include "runtime/function_table.h"
 #include "runtime/options.h"
 #include "version.h"
@@ -14,11 +15,12 @@
 namespace {
 
 void usage() {
-  std::puts("usage: tsmpi-info [--check | --options | --table | --help]\n"
-            "  (no argument)  version, MPI, options and the classification table\n"
+  std::puts("usage: tsmpi-info [--check | --options | --table | --fortran | --help]\n"
+            "  (no argument)  version, MPI, Fortran coverage, options and the classification table\n"
             "  --check        exit 2 with one line if the TSMPI_* environment is invalid\n"
             "  --options      the options table with the values in effect\n"
-            "  --table        the classification of every wrapped MPI function");
+            "  --table        the classification of every wrapped MPI function\n"
+            "  --fortran      how each Fortran routine the MPI exports reaches tsmpi (docs/fortran.md)");
 }
 
 void print_version() {
@@ -29,6 +31,7 @@ void print_version() {
   first = first.substr(0, first.find('\n'));
   std::printf("tsmpi %s, built for %s (%d wrapped functions)\nMPI: %s\nmpiexec: %s\n", TSMPI_VERSION,
               TSMPI_MPI_NAME, static_cast<int>(tsmpi::fn::kCount), first.c_str(), TSMPI_MPIEXEC);
+  std::printf("Fortran: %s\n", tsmpi::fortran::coverage_line().c_str());
 }
 
 int print_options() {
@@ -67,6 +70,11 @@ int main(int argc, char** argv) {
     return r.error ? 2 : 0;
   }
   if (!std::strcmp(arg, "--options")) return print_options();
+  if (!std::strcmp(arg, "--fortran")) {
+    std::printf("Fortran: %s\n", tsmpi::fortran::coverage_line().c_str());
+    tsmpi::fortran::print_routines(stdout);
+    return 0;
+  }
   if (!std::strcmp(arg, "--table")) {
     print_table();
     return 0;

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""codegen/fortran.py on a stand-in Fortran library (fixtures/fortran/fake_fortran_binding.c):
+each routine gets the path its machine code gives it, and an unknown routine stops the build."""
+import os
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.dirname(os.path.dirname(here))
+fixtures = os.path.join(here, "fixtures")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def build(tmp, name, *defines):
+    lib = os.path.join(tmp, name)
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", *defines, "-o", lib,
+                    os.path.join(fixtures, "fortran", "fake_fortran_binding.c")], check=True)
+    return lib
+
+
+def generate(tmp, lib, outdir):
+    return subprocess.run([sys.executable, os.path.join(root, "codegen", "generate.py"),
+                           "--table", os.path.join(fixtures, "table_ok.table"),
+                           "--ast", os.path.join(fixtures, "mini_ast.json"),
+                           "--exports", os.path.join(fixtures, "mini_exports.txt"),
+                           "--mpi", "openmpi", "--chunks", "2", "--outdir", outdir,
+                           "--fortran-library", lib,
+                           "--fortran-only", os.path.join(fixtures, "fortran", "fortran_only.table")],
+                          capture_output=True, text=True)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    ok = generate(tmp, build(tmp, "libfake_ok.so"), os.path.join(tmp, "ok"))
+    check(ok.returncode == 0, f"generator failed on the known routines: {ok.stderr}")
+    if ok.returncode == 0:
+        read = lambda f: open(os.path.join(tmp, "ok", f), encoding="utf-8").read()
+        routines, redirects, entries = read("fortran_routines.cpp"), read("fortran_redirects.cpp"), read("fortran_entries.cpp")
+        check('{"mpi_send_", "MPI_Send", Binding::kMpifh, Path::kRedirected}' in routines, "mpi_send_ is not redirected")
+        check('{"mpi_comm_dup_", "MPI_Comm_dup", Binding::kMpifh, Path::kC}' in routines,
+              "mpi_comm_dup_ (through a local helper to MPI_Comm_dup) is not 'through C'")
+        check('{"mpi_comm_dup__", "MPI_Comm_dup", Binding::kMpifh, Path::kEntry}' in routines,
+              "mpi_comm_dup__ (reaching nothing) gets no entry point")
+        check('{"mpi_wtime_", "MPI_Wtime", Binding::kMpifh, Path::kNone}' in routines, "mpi_wtime_ is not 'none'")
+        check('{"mpi_sizeof_integer_", "-", Binding::kMpifh, Path::kNone}' in routines, "mpi_sizeof_integer_ is not Fortran-only")
+        check('{"PMPI_Send", reinterpret_cast<void*>(&MPI_Send)}' in redirects, "PMPI_Send's slot is not redirected")
+        check('"PMPI_Wtime"' not in redirects, "PMPI_Wtime (category None) is redirected")
+        check('"libfake_ok.so"' in redirects, "the library's soname is not in kLibraries")
+        check('extern "C" TSMPI_EXPORT void mpi_comm_dup__(void* f0, void* f1, MPI_Fint* ierr)' in entries,
+              "no entry point mpi_comm_dup__")
+        check("PMPI_Comm_f2c(*static_cast<MPI_Fint*>(f0))" in entries, "the entry point does not convert the handle with f2c")
+        check('"mpi_comm_dup_"' not in entries.replace('"mpi_comm_dup__"', ""), "mpi_comm_dup_ got an entry point too")
+    bad = generate(tmp, build(tmp, "libfake_bad.so", "-DWITH_UNKNOWN_ROUTINE"), os.path.join(tmp, "bad"))
+    check(bad.returncode != 0, "generator accepted a routine with no path")
+    check("exports the Fortran routine mpi_mystery_, which has no row in mpi_functions.table and no entry in "
+          "fortran_only.table" in bad.stderr, f"the failure does not name mpi_mystery_: {bad.stderr}")
+
+for f in failures:
+    print("FAIL:", f)
+print("fortran_codegen_test:", "ok" if not failures else f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
