@@ -166,16 +166,24 @@ def emit_entries(classified, table, protos, strategies, g):
             in_ref, out_ref = g.object_args(row, params)
             objects = f"tsmpi::Objects{{{in_ref or 'tsmpi::HandleRef{}'}, {out_ref or 'tsmpi::OutRef{}'}}}"
             handle_decl, args = g.handle_args(row, params)
+            # The MPI's Fortran routine uses what its f2c returns unchecked (Open MPI's f2c of a
+            # freed index is a null pointer): a handle that is no handle is refused here.
+            checks = "".join(
+                f"  if (tsmpi::handle_bits(a{i}) == 0) {{\n"
+                f"    const int rc = tsmpi::lifetime::refuse_not_a_handle(args, tsmpi::Kind::{m.group(2)});\n"
+                f"    if (ierr) *ierr = static_cast<MPI_Fint>(rc);\n    return;\n  }}\n"
+                for i, m in ((i, g.HANDLE_TYPE.match(re.sub(r"\s+", " ", t.strip()))) for i, (t, n) in enumerate(params))
+                if m and not m.group(3))
             after = f"\n        if (e == MPI_SUCCESS) {{ {' '.join(post)} }}" if post else ""
             out.append(
                 f"// {fn} from Fortran: the MPI's routine does the conversions; the hook sees the C handles.\n"
                 f"[[gnu::noinline]] static void fortran_{fn}({sig.replace('(*)', '(*original)')}, {fparams}, MPI_Fint* ierr) {{\n"
-                + "".join(conv) + handle_decl +
+                + "".join(conv) + handle_decl + f"  const tsmpi::CallArgs args = {args};\n" + checks +
                 f"  int rc = tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategies[fn][0]}>::call(\n"
                 f"      tsmpi::fn::{fn}, [&]() -> int {{\n"
                 f"        MPI_Fint e = MPI_SUCCESS;\n        original({fargs}, &e);{after}\n"
                 f"        return static_cast<int>(e);\n      }},\n"
-                f"      {objects}, {args}, tsmpi::NoExtra{{}});\n"
+                f"      {objects}, args, tsmpi::NoExtra{{}});\n"
                 f"  if (ierr) *ierr = static_cast<MPI_Fint>(rc);\n}}\n\n")
         soname = g.sonames[lib]
         out.append(

@@ -556,6 +556,12 @@ void finish() {
   }
 }
 
+int refuse_not_a_handle(const CallArgs& args, Kind kind) {
+  g_counters.refused.fetch_add(1, std::memory_order_relaxed);
+  const Key none{kind, 0};
+  return raise(args, &none, error_class(kind));
+}
+
 std::string stats_line() {
   return "  objects: adopted=" + std::to_string(g_counters.adopted.load()) +
          " refused=" + std::to_string(g_counters.refused.load()) +

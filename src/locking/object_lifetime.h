@@ -49,6 +49,11 @@ bool needs(int fn_index);
 // Really frees everything in quarantine; at MPI_Finalize, before PMPI_Finalize.
 void finish();
 
+// A handle argument that names no object at all: a Fortran handle the MPI's f2c turns into no
+// handle (Open MPI's f2c of a freed communicator's index), given to a generated Fortran entry
+// point whose MPI routine would not check it. The kind's error class, raised as for a freed one.
+int refuse_not_a_handle(const CallArgs& args, Kind kind);
+
 // Counters for TSMPI_STATS.
 std::string stats_line();
 
