@@ -147,7 +147,7 @@ end module serialize_state
 program f_serialize
   use serialize_state
   implicit none
-  integer :: provided, ierr, t, mine(1), total(1)
+  integer :: provided, queried, ierr, t, mine(1), total(1)
   character(len=32) :: arg
 
   call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
@@ -161,7 +161,8 @@ program f_serialize
     call get_command_argument(2, arg)
     read(arg, *) nrounds
   end if
-  if (provided /= MPI_THREAD_MULTIPLE) then
+  call MPI_Query_thread(queried, ierr)  ! answered by tsmpi, as MPI_Init_thread's provided
+  if (provided /= MPI_THREAD_MULTIPLE .or. queried /= MPI_THREAD_MULTIPLE) then
     write(*, '(a,i0,a,i0,a)') 'f_serialize: rank ', rank, ': MPI_THREAD_MULTIPLE not provided (', provided, ')'
     flush(6)
     call MPI_Abort(MPI_COMM_WORLD, 3, ierr)
