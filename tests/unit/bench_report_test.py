@@ -184,7 +184,8 @@ class Report(unittest.TestCase):
             self.assertEqual(self.target(*key)[1:], ["n/a", "n/a", "not measured"], key)
         # the serialize msgrate target is for Open MPI only
         self.assertNotIn(("mpich", "msgrate", "directed", "tsmpi-serialize", "native-mprobe"), self.targets)
-        self.assertEqual(len(self.targets), 2 * 2 + 2 * (2 + 1 + 1) + 2)  # overhead, msgrate, serialize
+        # overhead, overhead_f (pass-through), msgrate, serialize
+        self.assertEqual(len(self.targets), 2 * 2 + 2 * 1 + 2 * (2 + 1 + 1) + 2)
         # one stdout line per target
         lines = [l for l in self.proc.stdout.splitlines() if l.startswith("target ")]
         self.assertEqual(len(lines), len(self.targets))
