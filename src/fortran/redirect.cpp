@@ -58,12 +58,14 @@ struct Object {
   const dl_phdr_info* info;
   uintptr_t relro_begin = 0, relro_end = 0;  // page range glibc made read-only after relocation
 
-  int protection_of(uintptr_t page) const {
+  // The protection the slot's page has now: read-only inside the RELRO range (glibc protects
+  // whole pages there), else that of the segment holding the slot.
+  int protection_of(uintptr_t page, uintptr_t slot) const {
     if (page >= relro_begin && page < relro_end) return PROT_READ;
     for (int i = 0; i < info->dlpi_phnum; ++i) {
       const ElfW(Phdr)& ph = info->dlpi_phdr[i];
       uintptr_t b = info->dlpi_addr + ph.p_vaddr;
-      if (ph.p_type == PT_LOAD && page + 1 > b && page < b + ph.p_memsz)
+      if (ph.p_type == PT_LOAD && slot >= b && slot < b + ph.p_memsz)
         return (ph.p_flags & PF_R ? PROT_READ : 0) | (ph.p_flags & PF_W ? PROT_WRITE : 0) |
                (ph.p_flags & PF_X ? PROT_EXEC : 0);
     }
@@ -74,7 +76,7 @@ struct Object {
     if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) == target) return 0;
     const uintptr_t size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     const uintptr_t page = reinterpret_cast<uintptr_t>(slot) & ~(size - 1);
-    const int prot = protection_of(page);
+    const int prot = protection_of(page, reinterpret_cast<uintptr_t>(slot));
     if (!(prot & PROT_WRITE) && mprotect(reinterpret_cast<void*>(page), size, PROT_READ | PROT_WRITE) != 0) {
       std::fprintf(stderr, "tsmpi: cannot redirect the Fortran library %s's calls to tsmpi (mprotect failed)\n",
                    info->dlpi_name);
