@@ -46,7 +46,7 @@ foreach(_b IN LISTS TSMPI_FORTRAN_BINDINGS)
   # Sendrecv, Comm_dup + Comm_split + Comm_free every 20th, every result checked; twice in a
   # row. The statistics show serialize mode at work (admissions) and that each thread's
   # MPI_Sendrecv reached tsmpi once (3 x rounds CommIO calls per rank). Natively at MULTIPLE
-  # once, which checks the program itself (rounds: _fser_rounds, above).
+  # once, 20 rounds (one communicator cycle), which checks the program itself.
   tsmpi_mpi_test(fortran.serialize.${_b} ENV TSMPI_UNDERLYING_LEVEL=${_low_level} TSMPI_STATS=1 TIMEOUT 180
     COMMAND ${_expect} --repeat 2 --count 3 "^f_serialize: rank [0-2]: ok$"
       --count 3 "options: TSMPI_UNDERLYING_LEVEL=${_low_level} "
@@ -55,7 +55,7 @@ foreach(_b IN LISTS TSMPI_FORTRAN_BINDINGS)
       -- ${_run} -np 3 ${_progdir}/f_serialize.${_b} 3 ${_fser_rounds})
   tsmpi_mpi_test(fortran.serialize.${_b}.native TIMEOUT 180
     COMMAND ${_expect} --count 3 "^f_serialize: rank [0-2]: ok$"
-      -- ${TSMPI_MPIEXEC} -np 3 ${_progdir}/f_serialize.${_b} 3 ${_fser_rounds})
+      -- ${TSMPI_MPIEXEC} -np 3 ${_progdir}/f_serialize.${_b} 3 20)
 
   # ---- Object lifetime (lifetime.*.info_race, lifetime.*.freed_handles) ----
   # Set, get and free of one MPI_Info by three threads, 300 rounds, 3 times, at MULTIPLE and in
