@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """codegen/fortran.py on a stand-in Fortran library (fixtures/fortran/fake_fortran_binding.c):
-each routine gets the path its machine code gives it, and an unknown routine stops the build."""
+each routine gets the path its machine code gives it, and an unknown routine stops the build.
+usage: fortran_codegen_test.py [C_COMPILER]  (default cc)"""
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(os.path.dirname(here))
 fixtures = os.path.join(here, "fixtures")
 failures = []
+compiler = sys.argv[1] if len(sys.argv) > 1 else "cc"
 
 
 def check(cond, what):
@@ -19,7 +21,7 @@ def check(cond, what):
 
 def build(tmp, name, *defines):
     lib = os.path.join(tmp, name)
-    subprocess.run(["cc", "-shared", "-fPIC", "-O2", *defines, "-o", lib,
+    subprocess.run([compiler, "-shared", "-fPIC", "-O2", *defines, "-o", lib,
                     os.path.join(fixtures, "fortran", "fake_fortran_binding.c")], check=True)
     return lib
 
