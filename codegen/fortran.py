@@ -18,7 +18,6 @@ import os
 import re
 
 PROFILING = re.compile(r"(?i)^pmpi")
-BINDINGS = {"mpifh": "mpif.h / use mpi", "f08": "use mpi_f08"}
 # Strategies whose hooked path calls something other than the function itself (the
 # nonblocking form, a poll loop, a hand-written handler): an entry point cannot forward those.
 SUBSTITUTING = {"kStartWait", "kAdmittedStartWait", "kPoll", "kPollSome", "kCreationInFlight",
@@ -70,14 +69,13 @@ def fortran_only(name, patterns):
     return next((why for p, why in patterns if fnmatch.fnmatchcase(n, p)), None)
 
 
-def classify(routines, owner, table, functions, protos, strategies, patterns, problems, mpi):
+def classify(routines, owner, table, functions, protos, strategies, patterns, problems, mpi, g):
     """-> list of (routine, binding, function or None, path, library) for every exported,
     non-profiling routine; problems for those with no path."""
     exported = set(functions)
     table_lower = {f.lower(): f for f in table}
-    redirected = redirect_set(functions, table)
     out = []
-    for name in sorted(routines, key=str.lower):
+    for name in sorted(routines, key=lambda n: (n.lower(), n)):  # a total order: stable output
         if PROFILING.match(name) or not re.match(r"(?i)^mpix?_", name):
             continue
         fn, binding = c_function(name, table_lower)
@@ -92,15 +90,15 @@ def classify(routines, owner, table, functions, protos, strategies, patterns, pr
             continue
         if fn in reached and fn in exported:
             path = "c"
-        elif table[fn]["category"] == "None" and table[fn]["family"] not in ("threadlevel",):
+        elif not has_work(table[fn]):
             path = "none"
-        elif "P" + fn in reached and fn in redirected:
+        elif "P" + fn in reached and fn in exported:
             path = "redirected"
         elif fn not in exported:
             problems.add(f"{mpi}'s Fortran routine {name} binds {fn}, which {mpi}'s C library does not export")
             continue
         else:
-            why = unforwardable(fn, table[fn], protos["P" + fn][1], strategies[fn])
+            why = unforwardable(table[fn], protos["P" + fn][1], strategies[fn], g.norm_type)
             if why:
                 problems.add(f"{mpi}'s Fortran routine {name} reaches neither {fn} nor P{fn} "
                              f"(it calls {', '.join(sorted(reached)) or 'nothing exported'}) and "
@@ -111,20 +109,19 @@ def classify(routines, owner, table, functions, protos, strategies, patterns, pr
     return out
 
 
-def redirect_set(functions, table):
-    """Functions whose PMPI_ slots in the Fortran libraries tsmpi points at its own wrapper:
-    every function with something to protect, and the thread-level queries tsmpi answers."""
-    return [f for f in functions
-            if table[f]["category"] != "None" or table[f]["family"] == "threadlevel"]
+def has_work(row):
+    """Whether a Fortran call of the function must reach tsmpi: it has something to protect, or
+    it is a thread-level query tsmpi answers. The others' PMPI_ slots are left alone."""
+    return row["category"] != "None" or row["family"] == "threadlevel"
 
 
-def unforwardable(fn, row, params, strategy):
+def unforwardable(row, params, strategy, norm_type):
     if row["family"] in ("init", "finalize", "threadlevel"):
         return "tsmpi's hand-written handler needs the C arguments"
     if strategy[0] in SUBSTITUTING:
         return f"serialize mode's strategy {strategy[0]} replaces the call"
     for t, n in params:
-        t = re.sub(r"\s+", " ", t.strip())
+        t = norm_type(t)
         if "char" in t:
             return f"character argument {n} (hidden length)"
         if "MPI_Status" in t:
@@ -149,12 +146,19 @@ def emit_entries(classified, table, protos, strategies, g):
         sig = f"void (*)({', '.join(['void*'] * nf + ['MPI_Fint*'])})"
         if fn not in done:
             done.add(fn)
-            conv, post = [], []
+            # The C view of each argument; handles converted with the MPI's f2c. The MPI's
+            # Fortran routine uses what its f2c returns unchecked (Open MPI's f2c of a freed
+            # index is a null pointer): an input handle that is no handle is refused here.
+            conv, post, checks = [], [], []
             for i, (t, n) in enumerate(params):
-                t = re.sub(r"\s+", " ", t.strip())
+                t = g.norm_type(t)
                 m = g.HANDLE_TYPE.match(t)
                 if m and not m.group(3):  # handle by value
                     conv.append(f"  [[maybe_unused]] {t} a{i} = {f2c(t)}(*static_cast<MPI_Fint*>(f{i}));\n")
+                    checks.append(
+                        f"  if (tsmpi::handle_bits(a{i}) == 0) {{\n"
+                        f"    const int rc = tsmpi::lifetime::refuse_not_a_handle(args, tsmpi::Kind::{m.group(2)});\n"
+                        f"    if (ierr) *ierr = static_cast<MPI_Fint>(rc);\n    return;\n  }}\n")
                 elif m:  # handle written by the call: its C form after the call
                     kind = f"MPI_{m.group(2)}"
                     conv.append(f"  {kind} c{i} = {null_handle(kind)};\n  {kind}* a{i} = &c{i};\n")
@@ -166,19 +170,11 @@ def emit_entries(classified, table, protos, strategies, g):
             in_ref, out_ref = g.object_args(row, params)
             objects = f"tsmpi::Objects{{{in_ref or 'tsmpi::HandleRef{}'}, {out_ref or 'tsmpi::OutRef{}'}}}"
             handle_decl, args = g.handle_args(row, params)
-            # The MPI's Fortran routine uses what its f2c returns unchecked (Open MPI's f2c of a
-            # freed index is a null pointer): a handle that is no handle is refused here.
-            checks = "".join(
-                f"  if (tsmpi::handle_bits(a{i}) == 0) {{\n"
-                f"    const int rc = tsmpi::lifetime::refuse_not_a_handle(args, tsmpi::Kind::{m.group(2)});\n"
-                f"    if (ierr) *ierr = static_cast<MPI_Fint>(rc);\n    return;\n  }}\n"
-                for i, m in ((i, g.HANDLE_TYPE.match(re.sub(r"\s+", " ", t.strip()))) for i, (t, n) in enumerate(params))
-                if m and not m.group(3))
             after = f"\n        if (e == MPI_SUCCESS) {{ {' '.join(post)} }}" if post else ""
             out.append(
                 f"// {fn} from Fortran: the MPI's routine does the conversions; the hook sees the C handles.\n"
                 f"[[gnu::noinline]] static void fortran_{fn}({sig.replace('(*)', '(*original)')}, {fparams}, MPI_Fint* ierr) {{\n"
-                + "".join(conv) + handle_decl + f"  const tsmpi::CallArgs args = {args};\n" + checks +
+                + "".join(conv) + handle_decl + f"  const tsmpi::CallArgs args = {args};\n" + "".join(checks) +
                 f"  int rc = tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategies[fn][0]}>::call(\n"
                 f"      tsmpi::fn::{fn}, [&]() -> int {{\n"
                 f"        MPI_Fint e = MPI_SUCCESS;\n        original({fargs}, &e);{after}\n"
@@ -207,10 +203,10 @@ def null_handle(kind):
             "MPI_Message": "MPI_MESSAGE_NULL", "MPI_Session": "MPI_SESSION_NULL"}[kind]
 
 
-def emit_redirects(functions, table, protos, classified, sonames, g):
+def emit_redirects(functions, table, protos, g):
     """The PMPI_ slots to point at tsmpi's wrappers and the libraries to patch (libtsmpi.so)."""
-    redirected = redirect_set(functions, table)
-    libs = sorted(set(sonames.values()))
+    redirected = [f for f in functions if has_work(table[f])]
+    libs = sorted(set(g.sonames.values()))
     out = [g.HEADER, '#include "fortran/redirect.h"\n#include "wrappers/wrapper_prelude.h"\n\n']
     for f in redirected:  # tsmpi's own definitions (generated wrappers, handlers)
         ret, params, variadic = protos["P" + f]

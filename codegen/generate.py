@@ -287,12 +287,12 @@ def emit_fortran(args, functions, table, protos, strategies, problems):
     patterns = fortran.read_fortran_only(args.fortran_only, problems) if args.fortran_only else []
     routines, owner = fortran_reach.analyze(args.fortran_library, args.objdump, args.nm)
     sonames = {lib: fortran_reach.soname(lib, args.objdump) for lib in args.fortran_library}
-    classified = fortran.classify(routines, owner, table, functions, protos, strategies, patterns, problems, args.mpi)
-    problems.fail_if_any(f"between {args.mpi}'s Fortran libraries and the table")
-    g = types.SimpleNamespace(HEADER=HEADER, HANDLE_TYPE=HANDLE_TYPE, object_args=object_args,
+    g = types.SimpleNamespace(HEADER=HEADER, HANDLE_TYPE=HANDLE_TYPE, norm_type=norm_type, object_args=object_args,
                               handle_args=handle_args, cxx_string=cxx_string, sonames=sonames)
-    write_if_changed(os.path.join(args.outdir, "fortran_redirects.cpp"),
-                     fortran.emit_redirects(functions, table, protos, classified, sonames, g))
+    classified = fortran.classify(routines, owner, table, functions, protos, strategies, patterns, problems,
+                                  args.mpi, g)
+    problems.fail_if_any(f"between {args.mpi}'s Fortran libraries and the table")
+    write_if_changed(os.path.join(args.outdir, "fortran_redirects.cpp"), fortran.emit_redirects(functions, table, protos, g))
     write_if_changed(os.path.join(args.outdir, "fortran_entries.cpp"),
                      fortran.emit_entries(classified, table, protos, strategies, g))
     write_if_changed(os.path.join(args.outdir, "fortran_routines.cpp"), fortran.emit_routines(classified, g))
