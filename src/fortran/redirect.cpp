@@ -72,23 +72,22 @@ struct Object {
     return PROT_READ;
   }
 
-  int patch(void** slot, void* target) const {
-    if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) == target) return 0;
+  void patch(void** slot, void* target) const {
+    if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) == target) return;
     const uintptr_t size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     const uintptr_t page = reinterpret_cast<uintptr_t>(slot) & ~(size - 1);
     const int prot = protection_of(page, reinterpret_cast<uintptr_t>(slot));
     if (!(prot & PROT_WRITE) && mprotect(reinterpret_cast<void*>(page), size, PROT_READ | PROT_WRITE) != 0) {
       std::fprintf(stderr, "tsmpi: cannot redirect the Fortran library %s's calls to tsmpi (mprotect failed)\n",
                    info->dlpi_name);
-      return 0;
+      return;
     }
     __atomic_store_n(slot, target, __ATOMIC_RELEASE);
     if (!(prot & PROT_WRITE)) mprotect(reinterpret_cast<void*>(page), size, prot);
-    return 1;
   }
 };
 
-int redirect_object(dl_phdr_info* info, std::size_t, void* total) {
+int redirect_object(dl_phdr_info* info, std::size_t, void*) {
   const ElfW(Addr) base = info->dlpi_addr;
   const ElfW(Dyn)* dyn = nullptr;
   Object obj{info};
@@ -121,7 +120,6 @@ int redirect_object(dl_phdr_info* info, std::size_t, void* total) {
   }
   if (!strtab || !symtab || !has_soname || !is_fortran_library(strtab + soname)) return 0;
   const auto& map = targets();
-  int changed = 0;
   auto walk = [&](ElfW(Addr) table, std::size_t bytes) {
     if (!table) return;
     const auto* r = address<const ElfW(Rela)>(base, table);
@@ -130,22 +128,17 @@ int redirect_object(dl_phdr_info* info, std::size_t, void* total) {
       if (type != kJumpSlot && type != kGlobDat) continue;
       const ElfW(Sym)& sym = symtab[ELF64_R_SYM(r[i].r_info)];
       auto it = map.find(std::string_view(strtab + sym.st_name));
-      if (it != map.end()) changed += obj.patch(reinterpret_cast<void**>(base + r[i].r_offset), it->second);
+      if (it != map.end()) obj.patch(reinterpret_cast<void**>(base + r[i].r_offset), it->second);
     }
   };
   walk(jmprel, jmprel_size);
   walk(rela, rela_size);
-  *static_cast<int*>(total) += changed;
   return 0;
 }
 
 }  // namespace
 
-int redirect_loaded_libraries() {
-  int total = 0;
-  dl_iterate_phdr(redirect_object, &total);
-  return total;
-}
+void redirect_loaded_libraries() { dl_iterate_phdr(redirect_object, nullptr); }
 
 void* Original::resolve() {
   void* lib = dlopen(library_, RTLD_NOW | RTLD_NOLOAD);

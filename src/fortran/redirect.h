@@ -30,7 +30,6 @@ extern const Routine kRoutines[];
 extern const std::size_t kRoutineCount;
 
 // Points the PMPI_ slots of every loaded Fortran library at tsmpi's wrappers (idempotent).
-// Returns the number of slots it changed.
-int redirect_loaded_libraries();
+void redirect_loaded_libraries();
 
 }  // namespace tsmpi::fortran
