@@ -71,7 +71,7 @@ program f_check_report
       integer(c_int), value :: us
     end function c_usleep
   end interface
-  integer :: provided, rank, size, ierr, rc, errs(0:1), mine(1), total(1)
+  integer :: provided, rank, size, ierr, rc, errs(0:1), failures
   T_COMM :: comm_a, comm_b
   logical :: twin
   character(len=16) :: arg
@@ -106,24 +106,18 @@ program f_check_report
   end if
   call MPI_Comm_free(comm_a, ierr)
   call MPI_Comm_free(comm_b, ierr)
-  mine = 0
+  failures = 0
   if (errs(0) /= MPI_SUCCESS .or. errs(1) /= MPI_SUCCESS) then
     write(*, '(a,i0,a,i0,a,i0)') 'f_check_report: rank ', rank, ': check failed: MPI_Barrier returned ', &
       errs(0), ' and ', errs(1)
-    mine = 1
+    failures = 1
   end if
   if (twin) then
     write(*, '(a,i0,a)') 'f_check_report: rank ', rank, ': collective twin done'
   else
     write(*, '(a,i0,a)') 'f_check_report: rank ', rank, ': collective done'
   end if
-  call MPI_Allreduce(mine, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (total(1) == 0) then
-    write(*, '(a,i0,a)') 'f_check_report: rank ', rank, ': ok'
-  else
-    write(*, '(a,i0,a)') 'f_check_report: rank ', rank, ': FAILED'
-  end if
-  flush(6)
-  call MPI_Finalize(ierr)
-  if (total(1) /= 0) error stop 1
+  call finish('f_check_report', rank, failures)
+contains
+#include "test_util.inc"
 end program f_check_report

@@ -142,9 +142,8 @@ end module info_race_state
 program f_info_race
   use info_race_state
   implicit none
-  integer :: provided, ierr, nrounds, mine(1), total(1)
+  integer :: provided, ierr, nrounds
   real :: r
-  character(len=32) :: arg
 
   call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -154,10 +153,7 @@ program f_info_race
     call MPI_Abort(MPI_COMM_WORLD, 3, ierr)
   end if
   nrounds = 300
-  if (command_argument_count() >= 1) then
-    call get_command_argument(1, arg)
-    read(arg, *) nrounds
-  end if
+  call integer_argument(1, nrounds)
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
   call MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN, ierr)
   call omp_set_dynamic(.false.)
@@ -185,14 +181,7 @@ program f_info_race
   end do
   write(*, '(a,i0,a,i0,a,i0,a)') 'f_info_race: rank ', rank, ': ', nrounds, &
     ' rounds of set/get/free races (', refused - nrounds, ' calls refused in the races)'
-  mine = failures
-  call MPI_Allreduce(mine, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (total(1) == 0) then
-    write(*, '(a,i0,a)') 'f_info_race: rank ', rank, ': ok'
-  else
-    write(*, '(a,i0,a)') 'f_info_race: rank ', rank, ': FAILED'
-  end if
-  flush(6)
-  call MPI_Finalize(ierr)
-  if (total(1) /= 0) error stop 1
+  call finish('f_info_race', rank, failures)
+contains
+#include "test_util.inc"
 end program f_info_race

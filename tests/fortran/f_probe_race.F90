@@ -235,20 +235,13 @@ end module race_state
 program f_probe_race
   use race_state
   implicit none
-  integer :: provided, rank, size, ierr, failures(1), total(1), tid
-  character(len=32) :: arg
+  integer :: provided, rank, size, ierr, failures, tid
 
   call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, size, ierr)
-  if (command_argument_count() >= 1) then
-    call get_command_argument(1, arg)
-    read(arg, *) nthreads
-  end if
-  if (command_argument_count() >= 2) then
-    call get_command_argument(2, arg)
-    read(arg, *) nmsg
-  end if
+  call integer_argument(1, nthreads)
+  call integer_argument(2, nmsg)
   if (provided /= MPI_THREAD_MULTIPLE .or. size < 2 .or. nthreads < 1 .or. nmsg < 1) then
     if (rank == 0) write(*, '(a,i0,a)') 'f_probe_race: needs MPI_THREAD_MULTIPLE (got ', provided, &
       '), 2+ ranks, THREADS and MESSAGES > 0'
@@ -282,13 +275,7 @@ program f_probe_race
   end if
 
   call MPI_Comm_free(comm, ierr)
-  call MPI_Allreduce(failures, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (total(1) == 0) then
-    write(*, '(a,i0,a)') 'f_probe_race: rank ', rank, ': ok'
-  else
-    write(*, '(a,i0,a)') 'f_probe_race: rank ', rank, ': FAILED'
-  end if
-  flush(6)
-  call MPI_Finalize(ierr)
-  if (total(1) /= 0) error stop 1
+  call finish('f_probe_race', rank, failures)
+contains
+#include "test_util.inc"
 end program f_probe_race

@@ -147,20 +147,13 @@ end module serialize_state
 program f_serialize
   use serialize_state
   implicit none
-  integer :: provided, queried, ierr, t, mine(1), total(1)
-  character(len=32) :: arg
+  integer :: provided, queried, ierr, t
 
   call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, size, ierr)
-  if (command_argument_count() >= 1) then
-    call get_command_argument(1, arg)
-    read(arg, *) nthreads
-  end if
-  if (command_argument_count() >= 2) then
-    call get_command_argument(2, arg)
-    read(arg, *) nrounds
-  end if
+  call integer_argument(1, nthreads)
+  call integer_argument(2, nrounds)
   call MPI_Query_thread(queried, ierr)  ! answered by tsmpi, as MPI_Init_thread's provided
   if (provided /= MPI_THREAD_MULTIPLE .or. queried /= MPI_THREAD_MULTIPLE) then
     write(*, '(a,i0,a,i0,a)') 'f_serialize: rank ', rank, ': MPI_THREAD_MULTIPLE not provided (', provided, ')'
@@ -179,14 +172,7 @@ program f_serialize
     call MPI_Comm_free(comms(t), ierr)
   end do
   deallocate(comms)
-  mine = failures
-  call MPI_Allreduce(mine, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (total(1) == 0) then
-    write(*, '(a,i0,a)') 'f_serialize: rank ', rank, ': ok'
-  else
-    write(*, '(a,i0,a)') 'f_serialize: rank ', rank, ': FAILED'
-  end if
-  flush(6)
-  call MPI_Finalize(ierr)
-  if (total(1) /= 0) error stop 1
+  call finish('f_serialize', rank, failures)
+contains
+#include "test_util.inc"
 end program f_serialize
