@@ -25,11 +25,6 @@ program hybrid_probe_recv
   integer, parameter :: lengths(5) = [4, 16, 128, 1024, 8192]
   integer :: ierr, rank, provided, false_matches, corrupt, lost, i, t, n, k, got, markers_left
   integer :: seen(0:nmsg - 1)
-#if defined(TSMPI_F08)
-  type(MPI_Status) :: st
-#else
-  integer :: st(MPI_STATUS_SIZE)
-#endif
   integer, allocatable :: buf(:)
 
   call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
@@ -56,22 +51,14 @@ program hybrid_probe_recv
     seen = 0
     false_matches = 0
     corrupt = 0
-    !$omp parallel num_threads(nthreads) private(st, n, got, buf, ierr) reduction(+:false_matches, corrupt)
+    !$omp parallel num_threads(nthreads) private(n, got, buf, ierr) reduction(+:false_matches, corrupt)
     do
-      call MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, st, ierr)
-      call MPI_Get_count(st, MPI_INTEGER, n, ierr)
-      allocate(buf(max(n, 2)))
-#if defined(TSMPI_F08)
-      call MPI_Recv(buf, n, MPI_INTEGER, st%MPI_SOURCE, st%MPI_TAG, MPI_COMM_WORLD, st, ierr)
-#else
-      call MPI_Recv(buf, n, MPI_INTEGER, st(MPI_SOURCE), st(MPI_TAG), MPI_COMM_WORLD, st, ierr)
-#endif
+      call probe_and_receive(buf, n, got, ierr)
       if (ierr /= MPI_SUCCESS) then  ! truncated: another thread's, longer message
         false_matches = false_matches + 1
         deallocate(buf)
         cycle
       end if
-      call MPI_Get_count(st, MPI_INTEGER, got, ierr)
       if (got /= n) false_matches = false_matches + 1  ! another thread's, shorter message
       if (buf(1) < 0) then
         deallocate(buf)
@@ -83,14 +70,7 @@ program hybrid_probe_recv
     !$omp end parallel
     markers_left = ntags * nthreads - nthreads  ! each thread took one
     do while (markers_left > 0)  ! what the threads left: messages and end markers
-      call MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, st, ierr)
-      call MPI_Get_count(st, MPI_INTEGER, n, ierr)
-      allocate(buf(max(n, 2)))
-#if defined(TSMPI_F08)
-      call MPI_Recv(buf, n, MPI_INTEGER, st%MPI_SOURCE, st%MPI_TAG, MPI_COMM_WORLD, st, ierr)
-#else
-      call MPI_Recv(buf, n, MPI_INTEGER, st(MPI_SOURCE), st(MPI_TAG), MPI_COMM_WORLD, st, ierr)
-#endif
+      call probe_and_receive(buf, n, got, ierr)
       if (buf(1) < 0) then
         markers_left = markers_left - 1
       else
@@ -105,6 +85,30 @@ program hybrid_probe_recv
   call MPI_Finalize(ierr)
 
 contains
+
+  ! The pattern of the program: MPI_Probe(any source, any tag) -> MPI_Get_count -> allocate ->
+  ! MPI_Recv of the probed source and tag. `received` is what the receive got, rc its error
+  ! (with several threads: another thread's message, or MPI_ERR_TRUNCATE for a longer one).
+  subroutine probe_and_receive(buf, probed, received, rc)
+    integer, allocatable, intent(out) :: buf(:)
+    integer, intent(out) :: probed, received, rc
+    integer :: ierr
+#if defined(TSMPI_F08)
+    type(MPI_Status) :: st
+#else
+    integer :: st(MPI_STATUS_SIZE)
+#endif
+    call MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, st, ierr)
+    call MPI_Get_count(st, MPI_INTEGER, probed, ierr)
+    allocate(buf(max(probed, 2)))
+#if defined(TSMPI_F08)
+    call MPI_Recv(buf, probed, MPI_INTEGER, st%MPI_SOURCE, st%MPI_TAG, MPI_COMM_WORLD, st, rc)
+#else
+    call MPI_Recv(buf, probed, MPI_INTEGER, st(MPI_SOURCE), st(MPI_TAG), MPI_COMM_WORLD, st, rc)
+#endif
+    received = 0
+    if (rc == MPI_SUCCESS) call MPI_Get_count(st, MPI_INTEGER, received, ierr)
+  end subroutine probe_and_receive
 
   integer function tag_of(seq)
     integer, intent(in) :: seq
