@@ -36,7 +36,13 @@ KINDS = ["Comm", "Group", "Datatype", "Op", "Errhandler", "Info", "Win", "File",
          "Request", "Message", "Session"]
 OBJECT_KINDS = KINDS + ["Keyval"]
 HANDLE_FORMS = ["", "*", "&", "[]", "[]*", "[]&"]
-COLUMNS = ["function", "category", "blocking", "nonblocking", "family", "objects", "handles", "ignored"]
+COLUMNS = ["function", "category", "blocking", "nonblocking", "family", "objects", "handles", "ignored", "threadcomm"]
+# What a call does when a handle argument belongs to a thread-rank communicator (src/ranks/):
+# engine: carried out by the thread-rank engine (a template in src/ranks/calls.h named without
+# MPI_ and _c); complete: a request completion, start or free, carried out by the engine's
+# completion loop when the calling thread is a thread-rank; refuse: MPI_ERR_UNSUPPORTED_OPERATION
+# through the error handler; -: no communicator, group or message argument.
+THREADCOMM = {"engine": "kEngine", "complete": "kComplete", "refuse": "kRefuse", "-": "kNone"}
 # The `ignored` column: when the standard says arguments are not significant. Each condition
 # names the argument that decides it (root, local_leader, or the buffer of inplace(...)).
 IGNORED_CONDITIONS = {"nonroot": "root", "nonleaf": "root", "procnull": "root", "nonleader": "local_leader"}
@@ -83,6 +89,8 @@ def read_table(path, problems):
                 problems.add(f"{where}: {name}: blocking must be yes or no")
             if row["family"] not in FAMILIES:
                 problems.add(f"{where}: {name}: unknown family {row['family']} (allowed: {' '.join(FAMILIES)})")
+            if row["threadcomm"] not in THREADCOMM:
+                problems.add(f"{where}: {name}: unknown threadcomm value {row['threadcomm']} (allowed: {' '.join(THREADCOMM)})")
             row["objects_list"] = [] if row["objects"] == "-" else row["objects"].split(",")
             for obj in row["objects_list"]:
                 verb, _, kind = obj.partition(":")
@@ -330,7 +338,8 @@ def emit_table(functions, table, strategies):
             f"  {{{cxx_string(name)}, Category::{row['category']}, {str(row['blocking'] == 'yes').lower()}, "
             f"{nb_id}, {cxx_string(nb)}, Family::k{row['family'].capitalize() if row['family'] != '-' else 'None'}, "
             f"{cxx_string(row['objects'])}, {cxx_string(row['handles'])}, "
-            f"Strategy::{strategies[name][0]}, {str(matched(name, row)).lower()}, {cxx_string(row['ignored'])}}},\n")
+            f"Strategy::{strategies[name][0]}, {str(matched(name, row)).lower()}, {cxx_string(row['ignored'])}, "
+            f"ThreadRanks::{THREADCOMM[row['threadcomm']]}}},\n")
     out.append("};\n}  // namespace tsmpi\n")
     return "".join(out)
 
@@ -594,6 +603,14 @@ def emit_wrappers(functions, table, protos, strategies):
         if matched(name, row):
             extra += (f",\n      [&](auto& original) {{ return tsmpi::matching::{matched_handler(name)}("
                       f"original{', ' if call_args else ''}{call_args}); }}")
+        elif row["threadcomm"] in ("engine", "complete", "refuse"):
+            extra += ", tsmpi::Unmatched{}"
+        if row["threadcomm"] in ("engine", "complete"):
+            # Thread-rank communicators (src/ranks/calls.h): the engine carries the call out.
+            extra += (f",\n      [&]() {{ return tsmpi::ranks::on::{matched_handler(name)}("
+                      f"{call_args}); }}")
+        elif row["threadcomm"] == "refuse":
+            extra += ", tsmpi::ranks::Refused{}"
         # The hooked path is a function of its own, called with the arguments by value: were it
         # inlined, its lambdas (which capture the arguments by reference) would make the
         # wrapper spill every argument and set up a frame before the pass-through test.

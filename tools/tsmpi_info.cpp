@@ -48,12 +48,14 @@ int print_options() {
 }
 
 void print_table() {
-  std::printf("\n%-36s %-11s %-5s %-28s %-11s %-24s %-40s %-20s %-12s %s\n", "function", "category", "block",
-              "nonblocking", "family", "objects", "handles", "serialize-mode", "probe-policy", "ignored");
+  std::printf("\n%-36s %-11s %-5s %-28s %-11s %-24s %-40s %-20s %-12s %-10s %s\n", "function", "category", "block",
+              "nonblocking", "family", "objects", "handles", "serialize-mode", "probe-policy", "threadcomm",
+              "ignored");
   for (const auto& f : tsmpi::kFunctions)
-    std::printf("%-36s %-11s %-5s %-28s %-11s %-24s %-40s %-20s %-12s %s\n", f.name, tsmpi::category_name(f.category),
-                f.blocking ? "yes" : "no", f.nonblocking_name, tsmpi::family_name(f.family), f.objects,
-                f.handles, tsmpi::strategy_name(f.serial), f.matched ? "matched" : "-", f.ignored);
+    std::printf("%-36s %-11s %-5s %-28s %-11s %-24s %-40s %-20s %-12s %-10s %s\n", f.name,
+                tsmpi::category_name(f.category), f.blocking ? "yes" : "no", f.nonblocking_name,
+                tsmpi::family_name(f.family), f.objects, f.handles, tsmpi::strategy_name(f.serial),
+                f.matched ? "matched" : "-", tsmpi::thread_ranks_name(f.threadcomm), f.ignored);
 }
 
 }  // namespace

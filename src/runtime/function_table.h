@@ -18,6 +18,16 @@ enum class Family : std::uint8_t {
 };
 const char* family_name(Family f);
 
+// What the call does when a handle argument belongs to a thread-rank communicator (src/ranks/,
+// the table's threadcomm column).
+enum class ThreadRanks : std::uint8_t {
+  kNone,      // no communicator, group or message argument
+  kEngine,    // carried out by the thread-rank engine
+  kComplete,  // request completion, start, cancel or free: the engine's loop for thread-ranks
+  kRefuse,    // MPI_ERR_UNSUPPORTED_OPERATION through the error handler
+};
+const char* thread_ranks_name(ThreadRanks t);
+
 struct FunctionInfo {
   const char* name;
   Category category;
@@ -30,6 +40,7 @@ struct FunctionInfo {
   Strategy serial;                // what serialize mode does (derived by the generator)
   bool matched;                   // goes through the probe policy (src/matching/handlers.h)
   const char* ignored;            // arguments the standard says are ignored, and when; or "-"
+  ThreadRanks threadcomm;         // on a thread-rank communicator (src/ranks/)
 };
 
 extern const FunctionInfo kFunctions[fn::kCount];

@@ -18,6 +18,11 @@ const char* family_name(Family f) {
   return kNames[static_cast<int>(f)];
 }
 
+const char* thread_ranks_name(ThreadRanks t) {
+  static constexpr const char* kNames[] = {"-", "engine", "complete", "refuse"};
+  return kNames[static_cast<int>(t)];
+}
+
 const char* strategy_name(Strategy s) {
   static constexpr const char* kNames[] = {"runtime",   "unlocked", "locked",  "start+wait",
                                            "poll",      "poll-some", "handler", "admitted",

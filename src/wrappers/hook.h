@@ -16,6 +16,8 @@
 #include "locking/serialize.h"
 #include "matching/handlers.h"
 #include "matching/probe_policy.h"
+#include "ranks/calls.h"
+#include "ranks/route.h"
 #include "runtime/category.h"
 #include "runtime/handles.h"
 #include "runtime/stats.h"
@@ -34,15 +36,31 @@ template <Category C, Strategy S>
 struct Hook {
   // `matched` is given for the receive-side functions (src/matching/handlers.h): with a probe
   // policy on it gets the call as it would run without one and decides what to do.
-  template <class Pmpi, class Extra, class Matched = Unmatched>
+  // `ranked` is given for the functions the table's threadcomm column routes to the thread-rank
+  // engine (src/ranks/): it carries the call out there, or is ranks::Refused.
+  template <class Pmpi, class Extra, class Matched = Unmatched, class Ranked = ranks::Unranked>
   static auto call(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, Extra&& extra,
-                   Matched&& matched = {}) {
+                   Matched&& matched = {}, Ranked&& ranked = {}) {
     ThreadState& t = tl_thread;
     if (t.depth != 0) {  // called from inside the MPI: straight through
       if constexpr (std::is_same_v<decltype(pmpi()), int>) {
         if (TSMPI_UNLIKELY(lifetime::g_rules[id].creates)) return lifetime::nested_created(args, pmpi());
       }
       return pmpi();
+    }
+    if constexpr (!std::is_same_v<std::decay_t<Ranked>, ranks::Unranked>) {
+      if (TSMPI_UNLIKELY(ranks::live())) {
+        if constexpr (std::is_same_v<std::decay_t<Ranked>, ranks::Refused>) {
+          if constexpr (std::is_same_v<decltype(pmpi()), int>) {
+            int rc;
+            if (ranks::refuses(id, args, &rc)) return rc;
+          }
+        } else if (ranks::routes(id, args)) {
+          if (g_count_calls) count_call(t, C, id);
+          NestingScope inside(t);  // what the engine calls on the program's behalf goes straight through
+          return ranked();
+        }
+      }
     }
     if (TSMPI_UNLIKELY(diag::g_track_calls)) {
       diag::CallScope scope(id, objects.in, args.peer);  // the hang watchdog reads it

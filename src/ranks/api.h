@@ -1,0 +1,144 @@
+// The engine's side of each MPI call on a thread-rank communicator (calls.h forwards the
+// generated wrappers' arguments here, with every count widened to MPI_Count and every count or
+// displacement array seen through Counts/Displs, so one function serves a call and its _c form).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "ranks/transport.h"
+
+namespace tsmpi::ranks {
+
+// A count or displacement array of either width (int/MPI_Count, int/MPI_Aint).
+struct Counts {
+  const int* i = nullptr;
+  const MPI_Count* c = nullptr;
+  Counts() = default;
+  Counts(const int* p) : i(p) {}
+  Counts(const MPI_Count* p) : c(p) {}
+  MPI_Count operator[](int k) const { return i ? i[k] : c[k]; }
+  bool null() const { return !i && !c; }
+};
+struct Displs {
+  const int* i = nullptr;
+  const MPI_Aint* a = nullptr;
+  Displs() = default;
+  Displs(const int* p) : i(p) {}
+  Displs(const MPI_Aint* p) : a(p) {}
+  MPI_Aint operator[](int k) const { return i ? i[k] : a[k]; }
+};
+
+namespace api {
+// Point-to-point.
+int send(const char* call, const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+         SendMode mode);
+int isend(const char* call, const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+          SendMode mode, MPI_Request* request);
+int send_init(const char* call, const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+              MPI_Comm comm, SendMode mode, MPI_Request* request);
+int recv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status);
+int irecv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request);
+int recv_init(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request* request);
+int sendrecv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+             MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+             MPI_Status* status);
+int sendrecv_replace(void* buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                     MPI_Comm comm, MPI_Status* status);
+int isendrecv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+              MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+              MPI_Request* request);
+int isendrecv_replace(void* buf, MPI_Count count, MPI_Datatype type, int dest, int sendtag, int source,
+                      int recvtag, MPI_Comm comm, MPI_Request* request);
+int probe(int source, int tag, MPI_Comm comm, MPI_Status* status);
+int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
+int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
+int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status);
+int mrecv(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message, MPI_Status* status);
+int imrecv(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message, MPI_Request* request);
+
+// Completion of requests by a thread-rank (completion.cpp).
+int wait(MPI_Request* request, MPI_Status* status);
+int test(MPI_Request* request, int* flag, MPI_Status* status);
+int waitall(int count, MPI_Request* requests, MPI_Status* statuses);
+int testall(int count, MPI_Request* requests, int* flag, MPI_Status* statuses);
+int waitany(int count, MPI_Request* requests, int* index, MPI_Status* status);
+int testany(int count, MPI_Request* requests, int* index, int* flag, MPI_Status* status);
+int waitsome(int incount, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses);
+int testsome(int incount, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses);
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+int start(MPI_Request* request);
+int startall(int count, MPI_Request* requests);
+int cancel(MPI_Request* request);
+int request_free(MPI_Request* request);
+
+// Collectives (collectives.cpp). `nonblocking`: the call's request, or nullptr for the blocking form.
+int barrier(MPI_Comm comm, MPI_Request* nonblocking);
+int bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* nonblocking);
+int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nonblocking);
+int gatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, Counts recvcounts,
+            Displs displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nonblocking);
+int scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nonblocking);
+int scatterv(const void* sendbuf, Counts sendcounts, Displs displs, MPI_Datatype sendtype, void* recvbuf,
+             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nonblocking);
+int allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nonblocking);
+int allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, Counts recvcounts,
+               Displs displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nonblocking);
+int alltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nonblocking);
+int alltoallv(const void* sendbuf, Counts sendcounts, Displs sdispls, MPI_Datatype sendtype, void* recvbuf,
+              Counts recvcounts, Displs rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nonblocking);
+int alltoallw(const void* sendbuf, Counts sendcounts, Displs sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
+              Counts recvcounts, Displs rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+              MPI_Request* nonblocking);
+int reduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
+           MPI_Comm comm, MPI_Request* nonblocking);
+int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+              MPI_Request* nonblocking);
+int reduce_scatter(const void* sendbuf, void* recvbuf, Counts recvcounts, MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm, MPI_Request* nonblocking);
+int reduce_scatter_block(const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype type, MPI_Op op,
+                         MPI_Comm comm, MPI_Request* nonblocking);
+int scan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+         MPI_Request* nonblocking);
+int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+           MPI_Request* nonblocking);
+
+// Communicators, groups, attributes, names, error handlers (comm_ops.cpp).
+int comm_rank(MPI_Comm comm, int* rank);
+int comm_size(MPI_Comm comm, int* size);
+int comm_compare(MPI_Comm a, MPI_Comm b, int* result);
+int comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
+int comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
+int comm_free(MPI_Comm* comm);
+int comm_group(MPI_Comm comm, MPI_Group* group);
+int comm_test_inter(MPI_Comm comm, int* flag);
+int topo_test(MPI_Comm comm, int* status);
+int comm_set_attr(MPI_Comm comm, int keyval, void* value);
+int comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag);
+int comm_delete_attr(MPI_Comm comm, int keyval);
+int comm_set_name(MPI_Comm comm, const char* name);
+int comm_get_name(MPI_Comm comm, char* name, int* resultlen);
+int comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
+int comm_call_errhandler(MPI_Comm comm, int code);
+int abort(MPI_Comm comm, int code);
+int pack(const void* inbuf, MPI_Count incount, MPI_Datatype type, void* outbuf, MPI_Count outsize,
+         MPI_Count* position);
+int pack_size(MPI_Count incount, MPI_Datatype type, MPI_Count* size);
+int unpack(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf, MPI_Count outcount,
+           MPI_Datatype type);
+int group_size(MPI_Group group, int* size);
+int group_rank(MPI_Group group, int* rank);
+int group_translate_ranks(MPI_Group a, int n, const int* ranks_a, MPI_Group b, int* ranks_b);
+int group_compare(MPI_Group a, MPI_Group b, int* result);
+int group_free(MPI_Group* group);
+int group_incl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup);
+int group_excl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup);
+}  // namespace api
+
+}  // namespace tsmpi::ranks

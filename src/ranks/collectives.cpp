@@ -1,0 +1,597 @@
+// Collectives on thread-rank communicators. Every collective has a generic algorithm over the
+// engine's point-to-point on the communicator's collective channel (tag: the collective's
+// sequence number, which every member counts alike), correct for any layout, datatype and
+// operation. Barrier, Bcast, Reduce and Allreduce are hierarchical where the layout allows (all
+// members in this process, or the threadcomm itself): the process's members combine in shared
+// memory (team.h) and one of them makes the one call of the processes' collective.
+// Nonblocking forms run the same code on a worker thread (worker_pool.h).
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "matching/mpi_calls.h"
+#include "ranks/api.h"
+#include "ranks/caller.h"
+#include "ranks/p2p.h"
+#include "ranks/requests.h"
+#include "ranks/worker_pool.h"
+
+namespace tsmpi::ranks {
+
+namespace {
+
+// One collective as one rank.
+struct Coll {
+  Comm* c;
+  int me;
+  int tag;
+  int size() const { return c->size(); }
+};
+
+// Point-to-point operations of one collective, started together and completed together.
+class Batch {
+ public:
+  explicit Batch(const Coll& k) : k_(k) {}
+  void send(int dst, const TypedBuffer& b) {
+    SendOp& op = sends_.emplace_back();
+    int rc = start_send(k_.c, k_.me, b, dst, k_.tag, SendMode::kStandard, Channel::kColl, &op);
+    if (rc != MPI_SUCCESS) {
+      op.err = rc;
+      op.done.set();
+    }
+  }
+  void recv(int src, const TypedBuffer& b) {
+    RecvOp& op = recvs_.emplace_back();
+    int rc = start_recv(k_.c, k_.me, src, k_.tag, b, Channel::kColl, &op);
+    if (rc != MPI_SUCCESS) {
+      op.r_err = rc;
+      op.done.set();
+    }
+  }
+  int wait() {
+    int rc = MPI_SUCCESS;
+    for (auto& s : sends_) {
+      wait_done(s.done, k_.c->family);
+      if (s.err != MPI_SUCCESS) rc = s.err;
+    }
+    for (auto& r : recvs_) {
+      wait_done(r.done, k_.c->family);
+      if (r.r_err != MPI_SUCCESS) rc = r.r_err;
+    }
+    sends_.clear();
+    recvs_.clear();
+    return rc;
+  }
+
+ private:
+  Coll k_;
+  std::deque<SendOp> sends_;
+  std::deque<RecvOp> recvs_;
+};
+
+bool in_place(const void* p) { return p == MPI_IN_PLACE; }
+TypedBuffer at(const void* buf, MPI_Aint index, MPI_Count count, MPI_Datatype type) {
+  return {element(buf, index, type), count, type};
+}
+TypedBuffer at_bytes(const void* buf, MPI_Aint bytes, MPI_Count count, MPI_Datatype type) {
+  return {static_cast<const char*>(buf) + bytes, count, type};
+}
+void local_copy(const TypedBuffer& from, const TypedBuffer& to) {
+  long long n = packed_bytes(from), m = packed_bytes(to);
+  copy(from, to, static_cast<std::size_t>(n < m ? n : m));
+}
+int reduce_local(const void* in, void* inout, MPI_Count count, MPI_Datatype type, MPI_Op op) {
+  return mpi::locked([&] { return PMPI_Reduce_local(in, inout, static_cast<int>(count), type, op); });
+}
+
+// Folds contributions[0..p-1] in rank order into acc: acc = c0 op c1 op ... op c(p-1).
+int fold(const std::vector<const void*>& contributions, const TypedScratch& acc, MPI_Count count,
+         MPI_Datatype type, MPI_Op op) {
+  const int p = static_cast<int>(contributions.size());
+  local_copy({contributions[static_cast<std::size_t>(p - 1)], count, type}, acc.typed());
+  for (int i = p - 2; i >= 0; --i) {
+    int rc = reduce_local(contributions[static_cast<std::size_t>(i)], acc.data(), count, type, op);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+// ---- generic algorithms ----------------------------------------------------------------------
+
+int barrier_generic(const Coll& k) {
+  Batch b(k);
+  if (k.me == 0) {
+    for (int i = 1; i < k.size(); ++i) b.recv(i, {nullptr, 0, MPI_BYTE});
+    int rc = b.wait();
+    for (int i = 1; i < k.size(); ++i) b.send(i, {nullptr, 0, MPI_BYTE});
+    int rc2 = b.wait();
+    return rc != MPI_SUCCESS ? rc : rc2;
+  }
+  b.send(0, {nullptr, 0, MPI_BYTE});
+  b.recv(0, {nullptr, 0, MPI_BYTE});
+  return b.wait();
+}
+
+int bcast_generic(const Coll& k, void* buf, MPI_Count count, MPI_Datatype type, int root) {
+  Batch b(k);
+  if (k.me == root) {
+    for (int i = 0; i < k.size(); ++i)
+      if (i != root) b.send(i, {buf, count, type});
+  } else {
+    b.recv(root, {buf, count, type});
+  }
+  return b.wait();
+}
+
+int gatherv_generic(const Coll& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
+                    const Counts& rcounts, const Displs& displs, MPI_Count rcount_all, MPI_Datatype rtype, int root) {
+  Batch b(k);
+  auto count_of = [&](int i) { return rcounts.null() ? rcount_all : rcounts[i]; };
+  auto displ_of = [&](int i) -> MPI_Aint { return rcounts.null() ? static_cast<MPI_Aint>(i) * rcount_all : displs[i]; };
+  if (k.me != root) {
+    b.send(root, {sbuf, scount, stype});
+    return b.wait();
+  }
+  for (int i = 0; i < k.size(); ++i) {
+    if (i == root) continue;
+    b.recv(i, at(rbuf, displ_of(i), count_of(i), rtype));
+  }
+  if (!in_place(sbuf)) local_copy({sbuf, scount, stype}, at(rbuf, displ_of(root), count_of(root), rtype));
+  return b.wait();
+}
+
+int scatterv_generic(const Coll& k, const void* sbuf, const Counts& scounts, const Displs& displs,
+                     MPI_Count scount_all, MPI_Datatype stype, void* rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                     int root) {
+  Batch b(k);
+  auto count_of = [&](int i) { return scounts.null() ? scount_all : scounts[i]; };
+  auto displ_of = [&](int i) -> MPI_Aint { return scounts.null() ? static_cast<MPI_Aint>(i) * scount_all : displs[i]; };
+  if (k.me != root) {
+    b.recv(root, {rbuf, rcount, rtype});
+    return b.wait();
+  }
+  for (int i = 0; i < k.size(); ++i) {
+    if (i == root) continue;
+    b.send(i, at(sbuf, displ_of(i), count_of(i), stype));
+  }
+  if (!in_place(rbuf)) local_copy(at(sbuf, displ_of(root), count_of(root), stype), {rbuf, rcount, rtype});
+  return b.wait();
+}
+
+int allgatherv_generic(const Coll& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
+                       const Counts& rcounts, const Displs& displs, MPI_Count rcount_all, MPI_Datatype rtype) {
+  Batch b(k);
+  auto count_of = [&](int i) { return rcounts.null() ? rcount_all : rcounts[i]; };
+  auto displ_of = [&](int i) -> MPI_Aint { return rcounts.null() ? static_cast<MPI_Aint>(i) * rcount_all : displs[i]; };
+  TypedBuffer mine = in_place(sbuf) ? at(rbuf, displ_of(k.me), count_of(k.me), rtype) : TypedBuffer{sbuf, scount, stype};
+  for (int i = 0; i < k.size(); ++i) {
+    if (i == k.me) continue;
+    b.recv(i, at(rbuf, displ_of(i), count_of(i), rtype));
+    b.send(i, mine);
+  }
+  if (!in_place(sbuf)) local_copy(mine, at(rbuf, displ_of(k.me), count_of(k.me), rtype));
+  return b.wait();
+}
+
+// Alltoall(v,w): `send(i)` and `recv(i)` describe the blocks exchanged with rank i.
+template <class SendOf, class RecvOf>
+int alltoall_generic(const Coll& k, bool inplace, SendOf send_of, RecvOf recv_of) {
+  Batch b(k);
+  const int p = k.size();
+  // In place: the outgoing blocks are read from the receive buffer, so they are packed first.
+  std::vector<std::vector<char>> packed;
+  if (inplace) {
+    packed.resize(static_cast<std::size_t>(p));
+    for (int i = 0; i < p; ++i) {
+      TypedBuffer r = recv_of(i);
+      packed[static_cast<std::size_t>(i)].resize(static_cast<std::size_t>(packed_bytes(r)) + 1);
+      pack(r, packed[static_cast<std::size_t>(i)].data());
+    }
+  }
+  auto outgoing = [&](int i) -> TypedBuffer {
+    if (!inplace) return send_of(i);
+    return {packed[static_cast<std::size_t>(i)].data(), static_cast<MPI_Count>(packed[static_cast<std::size_t>(i)].size() - 1),
+            MPI_BYTE};
+  };
+  for (int i = 0; i < p; ++i) {
+    if (i == k.me) continue;
+    b.recv(i, recv_of(i));
+    b.send(i, outgoing(i));
+  }
+  if (!inplace) local_copy(send_of(k.me), recv_of(k.me));
+  return b.wait();
+}
+
+// Reduce to root by gathering every contribution and folding in rank order.
+int reduce_generic(const Coll& k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                   int root) {
+  Batch b(k);
+  const void* mine = in_place(sbuf) ? rbuf : sbuf;
+  if (k.me != root) {
+    b.send(root, {mine, count, type});
+    return b.wait();
+  }
+  const int p = k.size();
+  std::vector<std::unique_ptr<TypedScratch>> parts(static_cast<std::size_t>(p));
+  std::vector<const void*> contributions(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) {
+    if (i == root) {
+      contributions[static_cast<std::size_t>(i)] = mine;
+      continue;
+    }
+    parts[static_cast<std::size_t>(i)] = std::make_unique<TypedScratch>(count, type);
+    contributions[static_cast<std::size_t>(i)] = parts[static_cast<std::size_t>(i)]->data();
+    b.recv(i, parts[static_cast<std::size_t>(i)]->typed());
+  }
+  int rc = b.wait();
+  if (rc != MPI_SUCCESS) return rc;
+  TypedScratch acc(count, type);
+  rc = fold(contributions, acc, count, type, op);
+  if (rc == MPI_SUCCESS) local_copy(acc.typed(), {rbuf, count, type});
+  return rc;
+}
+
+int scan_generic(const Coll& k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                 bool exclusive) {
+  Batch b(k);
+  const int p = k.size();
+  TypedScratch mine(count, type);  // x_me (rbuf may be both input and output)
+  local_copy({in_place(sbuf) ? rbuf : sbuf, count, type}, mine.typed());
+  TypedScratch total(count, type);  // x_0 op ... op x_me
+  int rc = MPI_SUCCESS;
+  if (k.me == 0) {
+    local_copy(mine.typed(), total.typed());
+  } else {
+    TypedScratch before(count, type);  // x_0 op ... op x_(me-1)
+    b.recv(k.me - 1, before.typed());
+    rc = b.wait();
+    if (rc != MPI_SUCCESS) return rc;
+    local_copy(mine.typed(), total.typed());
+    rc = reduce_local(before.data(), total.data(), count, type, op);
+    if (exclusive) local_copy(before.typed(), {rbuf, count, type});
+  }
+  if (!exclusive) local_copy(total.typed(), {rbuf, count, type});
+  if (k.me + 1 < p) {
+    b.send(k.me + 1, total.typed());
+    int rc2 = b.wait();
+    if (rc == MPI_SUCCESS) rc = rc2;
+  }
+  return rc;
+}
+
+// ---- hierarchical forms (team.h) ---------------------------------------------------------------
+
+bool hierarchical(const Comm* c) { return c->single_process || (c->root && c->coll_comm != MPI_COMM_NULL); }
+
+template <class Start>
+int processes_collective(Start&& start) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = mpi::locked([&] { return start(&r); });
+  if (rc != MPI_SUCCESS) return rc;
+  return mpi::wait(&r, MPI_STATUS_IGNORE);
+}
+
+int barrier_team(const Coll& k, std::uint32_t round) {
+  Comm* c = k.c;
+  const int li = c->local_index[static_cast<std::size_t>(k.me)];
+  if (c->team.arrive(li, round, {}, nullptr, k.me)) {
+    int rc = MPI_SUCCESS;
+    if (!c->single_process) rc = processes_collective([&](MPI_Request* r) { return PMPI_Ibarrier(c->coll_comm, r); });
+    c->team.shared_err = rc;
+    c->team.release(round);
+  } else {
+    c->team.wait_released(round);
+  }
+  int rc = c->team.shared_err;
+  c->team.depart();
+  return rc;
+}
+
+int bcast_team(const Coll& k, std::uint32_t round, void* buf, MPI_Count count, MPI_Datatype type, int root) {
+  Comm* c = k.c;
+  Team& t = c->team;
+  const int li = c->local_index[static_cast<std::size_t>(k.me)];
+  if (t.arrive(li, round, {buf, count, type}, buf, k.me)) {
+    const int src = c->is_local(root) ? c->local_index[static_cast<std::size_t>(root)] : 0;
+    int rc = MPI_SUCCESS;
+    if (!c->single_process) {
+      const TypedBuffer& s = t.slot(src).in;
+      rc = processes_collective([&](MPI_Request* r) {
+        return PMPI_Ibcast(const_cast<void*>(s.buf), static_cast<int>(s.count), s.type, c->proc_of(root), c->coll_comm, r);
+      });
+    }
+    t.shared_index = src;
+    t.shared_err = rc;
+    t.release(round);
+  } else {
+    t.wait_released(round);
+  }
+  const int src = t.shared_index;
+  int rc = t.shared_err;
+  if (li != src && rc == MPI_SUCCESS) local_copy(t.slot(src).in, {buf, count, type});
+  t.depart();
+  if (li == src) t.wait_departed(round);  // the others read this buffer
+  return rc;
+}
+
+// Allreduce (root < 0) or reduce to root.
+int reduce_team(const Coll& k, std::uint32_t round, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype type,
+                MPI_Op op, int root) {
+  Comm* c = k.c;
+  Team& t = c->team;
+  const int li = c->local_index[static_cast<std::size_t>(k.me)];
+  const void* mine = in_place(sbuf) ? rbuf : sbuf;
+  const bool last = t.arrive(li, round, {mine, count, type}, rbuf, k.me);
+  if (last) {
+    auto* acc = new TypedScratch(count, type);
+    std::vector<const void*> contributions(static_cast<std::size_t>(t.size()));
+    for (int i = 0; i < t.size(); ++i) contributions[static_cast<std::size_t>(i)] = t.slot(i).in.buf;
+    int rc = fold(contributions, *acc, count, type, op);
+    if (rc == MPI_SUCCESS && !c->single_process)
+      rc = processes_collective([&](MPI_Request* r) {
+        return PMPI_Iallreduce(MPI_IN_PLACE, acc->data(), static_cast<int>(count), type, op, c->coll_comm, r);
+      });
+    t.shared = acc;
+    t.shared_err = rc;
+    t.release(round);
+  } else {
+    t.wait_released(round);
+  }
+  auto* acc = static_cast<TypedScratch*>(t.shared);
+  int rc = t.shared_err;
+  if (rc == MPI_SUCCESS && (root < 0 || root == k.me)) local_copy(acc->typed(), {rbuf, count, type});
+  t.depart();
+  if (last) {
+    t.wait_departed(round);
+    delete acc;
+  }
+  return rc;
+}
+
+// ---- calls ------------------------------------------------------------------------------------
+
+// Runs `algorithm(coll)` now, or on a worker with a request for the nonblocking form.
+template <class Algorithm>
+int run(Caller& k, const char* call, MPI_Request* nonblocking, Algorithm&& algorithm) {
+  Coll coll{k.c, k.m->rank, static_cast<int>(k.m->coll_seq++ & 0x3fffffff)};
+  if (!nonblocking) return raise(k.c, algorithm(coll), call);
+  Request* r = new_request(k.c, k.m->rank, 1, nonblocking);
+  run_in_background([r, coll, algorithm = std::forward<Algorithm>(algorithm)]() mutable {
+    r->err = algorithm(coll);
+    part_done(r);
+  });
+  return MPI_SUCCESS;
+}
+
+std::uint32_t team_round(Caller& k) {
+  return k.c->team.next_round(k.c->local_index[static_cast<std::size_t>(k.m->rank)]);
+}
+
+}  // namespace
+
+namespace api {
+
+int barrier(MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Ibarrier" : "MPI_Barrier";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  if (hierarchical(k.c)) {
+    std::uint32_t round = team_round(k);
+    return run(k, call, nb, [round](const Coll& c) { return barrier_team(c, round); });
+  }
+  return run(k, call, nb, [](const Coll& c) { return barrier_generic(c); });
+}
+
+int bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Ibcast" : "MPI_Bcast";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  if (int e = check_root(k.c, root)) return k.fail(e, call);
+  if (hierarchical(k.c)) {
+    std::uint32_t round = team_round(k);
+    return run(k, call, nb, [=](const Coll& c) { return bcast_team(c, round, buf, count, type, root); });
+  }
+  return run(k, call, nb, [=](const Coll& c) { return bcast_generic(c, buf, count, type, root); });
+}
+
+int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Igather" : "MPI_Gather";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  if (int e = check_root(k.c, root)) return k.fail(e, call);
+  return run(k, call, nb, [=](const Coll& c) {
+    return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, {}, {}, recvcount, recvtype, root);
+  });
+}
+
+int gatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, Counts recvcounts,
+            Displs displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Igatherv" : "MPI_Gatherv";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  if (int e = check_root(k.c, root)) return k.fail(e, call);
+  return run(k, call, nb, [=](const Coll& c) {
+    return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root);
+  });
+}
+
+int scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Iscatter" : "MPI_Scatter";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  if (int e = check_root(k.c, root)) return k.fail(e, call);
+  return run(k, call, nb, [=](const Coll& c) {
+    return scatterv_generic(c, sendbuf, {}, {}, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+
+int scatterv(const void* sendbuf, Counts sendcounts, Displs displs, MPI_Datatype sendtype, void* recvbuf,
+             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Iscatterv" : "MPI_Scatterv";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  if (int e = check_root(k.c, root)) return k.fail(e, call);
+  return run(k, call, nb, [=](const Coll& c) {
+    return scatterv_generic(c, sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+
+int allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Iallgather" : "MPI_Allgather";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  return run(k, call, nb, [=](const Coll& c) {
+    return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, {}, {}, recvcount, recvtype);
+  });
+}
+
+int allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, Counts recvcounts,
+               Displs displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Iallgatherv" : "MPI_Allgatherv";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  return run(k, call, nb, [=](const Coll& c) {
+    return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype);
+  });
+}
+
+int alltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Ialltoall" : "MPI_Alltoall";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  return run(k, call, nb, [=](const Coll& c) {
+    return alltoall_generic(
+        c, in_place(sendbuf), [&](int i) { return at(sendbuf, static_cast<MPI_Aint>(i) * sendcount, sendcount, sendtype); },
+        [&](int i) { return at(recvbuf, static_cast<MPI_Aint>(i) * recvcount, recvcount, recvtype); });
+  });
+}
+
+int alltoallv(const void* sendbuf, Counts sendcounts, Displs sdispls, MPI_Datatype sendtype, void* recvbuf,
+              Counts recvcounts, Displs rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Ialltoallv" : "MPI_Alltoallv";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  return run(k, call, nb, [=](const Coll& c) {
+    return alltoall_generic(
+        c, in_place(sendbuf), [&](int i) { return at(sendbuf, sdispls[i], sendcounts[i], sendtype); },
+        [&](int i) { return at(recvbuf, rdispls[i], recvcounts[i], recvtype); });
+  });
+}
+
+int alltoallw(const void* sendbuf, Counts sendcounts, Displs sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
+              Counts recvcounts, Displs rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Ialltoallw" : "MPI_Alltoallw";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  return run(k, call, nb, [=](const Coll& c) {
+    return alltoall_generic(
+        c, in_place(sendbuf), [&](int i) { return at_bytes(sendbuf, sdispls[i], sendcounts[i], sendtypes[i]); },
+        [&](int i) { return at_bytes(recvbuf, rdispls[i], recvcounts[i], recvtypes[i]); });
+  });
+}
+
+int reduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
+           MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Ireduce" : "MPI_Reduce";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  if (int e = check_root(k.c, root)) return k.fail(e, call);
+  if (hierarchical(k.c)) {
+    std::uint32_t round = team_round(k);
+    return run(k, call, nb, [=](const Coll& c) { return reduce_team(c, round, sendbuf, recvbuf, count, type, op, root); });
+  }
+  return run(k, call, nb, [=](const Coll& c) { return reduce_generic(c, sendbuf, recvbuf, count, type, op, root); });
+}
+
+int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+              MPI_Request* nb) {
+  const char* call = nb ? "MPI_Iallreduce" : "MPI_Allreduce";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  if (hierarchical(k.c)) {
+    std::uint32_t round = team_round(k);
+    return run(k, call, nb, [=](const Coll& c) { return reduce_team(c, round, sendbuf, recvbuf, count, type, op, -1); });
+  }
+  return run(k, call, nb, [=](const Coll& c) {
+    int rc = reduce_generic(c, sendbuf, recvbuf, count, type, op, 0);
+    int rc2 = bcast_generic(c, recvbuf, count, type, 0);
+    return rc != MPI_SUCCESS ? rc : rc2;
+  });
+}
+
+namespace {
+// Reduce-scatter: the whole vector is reduced at rank 0, then scattered.
+int reduce_scatter_generic(const Coll& c, const void* sendbuf, void* recvbuf, Counts counts, MPI_Count block,
+                           MPI_Datatype type, MPI_Op op) {
+  const int p = c.size();
+  std::vector<MPI_Count> n(static_cast<std::size_t>(p)), d(static_cast<std::size_t>(p));
+  MPI_Count total = 0;
+  for (int i = 0; i < p; ++i) {
+    n[static_cast<std::size_t>(i)] = counts.null() ? block : counts[i];
+    d[static_cast<std::size_t>(i)] = total;
+    total += n[static_cast<std::size_t>(i)];
+  }
+  // In place: the input is the receive buffer, which holds the whole vector.
+  const void* input = in_place(sendbuf) ? recvbuf : sendbuf;
+  std::unique_ptr<TypedScratch> whole;
+  if (c.me == 0) whole = std::make_unique<TypedScratch>(total, type);
+  int rc = reduce_generic(c, input, whole ? whole->data() : nullptr, total, type, op, 0);
+  std::vector<MPI_Aint> displs(d.begin(), d.end());
+  int rc2 = scatterv_generic(c, whole ? whole->data() : nullptr, Counts(n.data()), Displs(displs.data()), 0, type, recvbuf,
+                             n[static_cast<std::size_t>(c.me)], type, 0);
+  return rc != MPI_SUCCESS ? rc : rc2;
+}
+}  // namespace
+
+int reduce_scatter(const void* sendbuf, void* recvbuf, Counts recvcounts, MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Ireduce_scatter" : "MPI_Reduce_scatter";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  return run(k, call, nb, [=](const Coll& c) {
+    return reduce_scatter_generic(c, sendbuf, recvbuf, recvcounts, 0, type, op);
+  });
+}
+
+int reduce_scatter_block(const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype type, MPI_Op op,
+                         MPI_Comm comm, MPI_Request* nb) {
+  const char* call = nb ? "MPI_Ireduce_scatter_block" : "MPI_Reduce_scatter_block";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  return run(k, call, nb, [=](const Coll& c) {
+    return reduce_scatter_generic(c, sendbuf, recvbuf, {}, recvcount, type, op);
+  });
+}
+
+int scan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+         MPI_Request* nb) {
+  const char* call = nb ? "MPI_Iscan" : "MPI_Scan";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  return run(k, call, nb, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, false); });
+}
+
+int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+           MPI_Request* nb) {
+  const char* call = nb ? "MPI_Iexscan" : "MPI_Exscan";
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  return run(k, call, nb, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, true); });
+}
+
+}  // namespace api
+
+// Used by comm_ops.cpp: an allgather of fixed-size records over a communicator's members.
+int allgather_bytes(Comm* c, Member* m, const void* mine, std::size_t bytes, void* all) {
+  Coll k{c, m->rank, static_cast<int>(m->coll_seq++ & 0x3fffffff)};
+  return allgatherv_generic(k, mine, static_cast<MPI_Count>(bytes), MPI_BYTE, all, {}, {},
+                            static_cast<MPI_Count>(bytes), MPI_BYTE);
+}
+
+}  // namespace tsmpi::ranks

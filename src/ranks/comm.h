@@ -1,0 +1,115 @@
+// Communicators of thread-ranks. A family is what one MPIX_Threadcomm_init made: the processes
+// of the parent communicator, how many threads each gives, and the private duplicates of the
+// parent through which messages between processes travel. A Comm is one communicator of the
+// family (the threadcomm itself, or one made from it with dup or split) as this process sees
+// it: shared by its local members, each of which is a thread holding a Member.
+#pragma once
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ranks/mailbox.h"
+#include "ranks/team.h"
+#include "runtime/handles.h"
+
+namespace tsmpi::ranks {
+
+struct Family;
+
+// Message channels of a communicator: the program's point-to-point traffic, and the messages of
+// the engine's collective algorithms (which must never match the program's receives).
+enum class Channel : std::uint8_t { kP2P = 0, kColl = 1 };
+
+struct Comm {
+  Family* family = nullptr;
+  std::uint64_t ctx = 0;           // the same in every process
+  std::uintptr_t handle = 0;       // the MPI_Comm the program holds (an engine handle)
+  std::vector<int> members;        // comm rank -> family rank
+  std::vector<int> local_index;    // comm rank -> index of its local member here, -1 elsewhere
+  std::vector<int> local_ranks;    // comm ranks of this process, ascending
+  std::vector<std::unique_ptr<Mailbox>> boxes;  // 2 per local member: kP2P, kColl
+  bool single_process = false;     // every member lives in this process
+  bool blocked = false;            // each process's ranks contiguous, processes in order
+  MPI_Comm coll_comm = MPI_COMM_NULL;  // one rank per process, for hierarchical collectives
+  Team team;                       // the local members' shared-memory combine
+  std::atomic<int> local_alive{0};  // local members that have not freed it
+  bool root = false;               // the threadcomm itself
+
+  std::mutex mu;  // name and error handler
+  std::string name;
+  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+
+  int size() const { return static_cast<int>(members.size()); }
+  int proc_of(int rank) const;
+  bool is_local(int rank) const { return local_index[rank] >= 0; }
+  Mailbox& box(int rank, Channel ch) { return *boxes[2 * local_index[rank] + static_cast<int>(ch)]; }
+  MPI_Comm handle_value() const { return handle_from_bits<MPI_Comm>(handle); }
+};
+
+struct Family {
+  MPI_Comm parent = MPI_COMM_NULL;  // the program's communicator (for MPI_Abort)
+  MPI_Comm net = MPI_COMM_NULL;     // private duplicate: messages between processes
+  MPI_Comm coll = MPI_COMM_NULL;    // private duplicate: the processes' collectives
+  int nprocs = 0, my_proc = 0;
+  std::vector<int> offset;          // first family rank of each process
+  std::vector<int> nthreads;        // threads of each process
+  std::vector<int> proc_of;         // family rank -> process
+  int nlocal = 0;
+  Comm* root = nullptr;
+
+  // MPIX_Threadcomm_start/finish: arrival index and the barrier among the local threads.
+  std::atomic<int> arrivals{0};
+  std::atomic<int> in_region{0};
+  ThreadBarrier region_barrier;
+
+  // Next context id each local thread-rank hands out when it is the first member of a new
+  // communicator (touched only by that thread-rank).
+  std::vector<std::uint32_t> next_ctx;
+
+  std::mutex mu;  // comms and orphans
+  std::unordered_map<std::uint64_t, Comm*> comms;
+  // Messages from other processes for a communicator not yet made here.
+  std::unordered_map<std::uint64_t, std::vector<struct Arrival>> orphans;
+
+  bool multi_process() const { return nprocs > 1; }
+  int family_rank_of_local(int i) const { return offset[my_proc] + i; }
+};
+
+// A message from another process, as received (header fields and packed data).
+struct Arrival {
+  int channel = 0, src = 0, dst = 0, tag = 0;
+  Packet* packet = nullptr;
+};
+
+// What a thread is in a communicator of thread-ranks.
+struct Member {
+  Comm* comm = nullptr;
+  int rank = 0;
+  MPI_Comm attributes = MPI_COMM_NULL;  // a private communicator holding this rank's attributes
+  std::uint32_t coll_seq = 0;           // collectives started on comm by this rank
+};
+
+// The calling thread's memberships (most recent last).
+std::vector<Member>& memberships();
+Member* membership(Comm* c);
+// How many threadcomm regions the calling thread is in (constinit: one TLS load).
+extern constinit thread_local int tl_regions;
+
+// The communicator behind an MPI_Comm, or nullptr when it is not a thread-rank communicator.
+Comm* comm_of(MPI_Comm c);
+// The family rank of the calling thread in c's family (-1 if it is not a member of the root).
+int family_rank_of_caller(Family* f);
+
+// Makes the process's Comm for a new context (members given as family ranks), or finds the one
+// another local member made. The caller's Member is added to its memberships.
+Comm* join_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members, int my_rank);
+// The caller leaves c; the last local member frees it.
+void leave_comm(Comm* c);
+
+}  // namespace tsmpi::ranks

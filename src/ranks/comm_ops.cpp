@@ -1,0 +1,347 @@
+// Communicator, group, attribute, name and error-handler calls on thread-rank communicators.
+// Attributes belong to each thread-rank: each member keeps them on a private communicator of
+// its own (made on first use), so the MPI runs the program's copy and delete callbacks when the
+// communicator is duplicated or freed, and MPICH's rule that a thread-rank's attributes go at
+// MPIX_Threadcomm_finish holds.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "matching/mpi_calls.h"
+#include "ranks/api.h"
+#include "ranks/caller.h"
+#include "ranks/handle_space.h"
+#include "ranks/p2p.h"
+
+namespace tsmpi::ranks {
+
+int allgather_bytes(Comm* c, Member* m, const void* mine, std::size_t bytes, void* all);
+
+namespace {
+struct Group {
+  Family* family = nullptr;
+  std::vector<int> members;  // family ranks
+};
+
+Group* group_of(MPI_Group g) { return find_as<Group>(Made::kGroup, handle_bits(g)); }
+
+MPI_Group new_group(Family* f, std::vector<int> members) {
+  auto* g = new Group{f, std::move(members)};
+  return handle_from_bits<MPI_Group>(make_handle(Made::kGroup, g));
+}
+
+int compare_members(const std::vector<int>& a, const std::vector<int>& b) {
+  if (a == b) return MPI_IDENT;
+  std::vector<int> x = a, y = b;
+  std::sort(x.begin(), x.end());
+  std::sort(y.begin(), y.end());
+  return x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+}
+
+// A member's private communicator for its attributes, made on first use.
+int attribute_carrier(Member* m, MPI_Comm* out) {
+  if (m->attributes == MPI_COMM_NULL) {
+    int rc = mpi::locked([&] { return PMPI_Comm_dup(MPI_COMM_SELF, &m->attributes); });
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  *out = m->attributes;
+  return MPI_SUCCESS;
+}
+
+bool predefined_attribute(int keyval) {
+  return keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL ||
+         keyval == MPI_UNIVERSE_SIZE || keyval == MPI_LASTUSEDCODE || keyval == MPI_APPNUM;
+}
+
+struct SplitRecord {
+  int color, key;
+  std::uint32_t next_ctx;
+  int family_rank;
+};
+}  // namespace
+
+namespace api {
+
+int comm_rank(MPI_Comm comm, int* rank) {
+  Caller k = caller(comm, "MPI_Comm_rank");
+  if (!k) return k.rc;
+  *rank = k.m->rank;
+  return MPI_SUCCESS;
+}
+
+int comm_size(MPI_Comm comm, int* size) {
+  Comm* c = comm_of(comm);
+  *size = c->size();
+  return MPI_SUCCESS;
+}
+
+int comm_compare(MPI_Comm a, MPI_Comm b, int* result) {
+  Comm* x = comm_of(a);
+  Comm* y = comm_of(b);
+  if (!x || !y) {
+    *result = MPI_UNEQUAL;
+  } else if (x == y) {
+    *result = MPI_IDENT;
+  } else {
+    int r = x->family == y->family ? compare_members(x->members, y->members) : MPI_UNEQUAL;
+    *result = r == MPI_IDENT ? MPI_CONGRUENT : r;
+  }
+  return MPI_SUCCESS;
+}
+
+namespace {
+int split(Caller& k, int color, int key, bool dup, MPI_Comm* newcomm, const char* call) {
+  Family* f = k.c->family;
+  const int family_rank = k.c->members[static_cast<std::size_t>(k.m->rank)];
+  const int my_local = family_rank - f->offset[static_cast<std::size_t>(f->my_proc)];
+  SplitRecord mine{color, key, f->next_ctx[static_cast<std::size_t>(my_local)], family_rank};
+  std::vector<SplitRecord> all(static_cast<std::size_t>(k.c->size()));
+  int rc = allgather_bytes(k.c, k.m, &mine, sizeof mine, all.data());
+  if (rc != MPI_SUCCESS) return k.fail(rc, call);
+  if (color == MPI_UNDEFINED) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  std::vector<int> ranks;
+  for (int r = 0; r < k.c->size(); ++r)
+    if (all[static_cast<std::size_t>(r)].color == color) ranks.push_back(r);
+  std::stable_sort(ranks.begin(), ranks.end(), [&](int a, int b) {
+    return all[static_cast<std::size_t>(a)].key < all[static_cast<std::size_t>(b)].key;
+  });
+  // The new communicator's context: its first member's family rank and that member's counter.
+  const SplitRecord& leader = all[static_cast<std::size_t>(ranks[0])];
+  const std::uint64_t ctx = (static_cast<std::uint64_t>(leader.family_rank) << 32) | leader.next_ctx;
+  if (ranks[0] == k.m->rank) ++f->next_ctx[static_cast<std::size_t>(my_local)];
+  std::vector<int> members;
+  int my_new_rank = -1;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    members.push_back(all[static_cast<std::size_t>(ranks[i])].family_rank);
+    if (ranks[i] == k.m->rank) my_new_rank = static_cast<int>(i);
+  }
+  MPI_Errhandler eh;
+  {
+    std::lock_guard g(k.c->mu);
+    eh = k.c->errhandler;
+  }
+  MPI_Comm parent_attributes = k.m->attributes;
+  Comm* nc = join_comm(f, ctx, members, my_new_rank);
+  {
+    std::lock_guard g(nc->mu);
+    nc->errhandler = eh;
+  }
+  // Duplication copies the attributes (the MPI runs the copy callbacks).
+  if (dup && parent_attributes != MPI_COMM_NULL) {
+    Member* nm = membership(nc);
+    mpi::locked([&] { return PMPI_Comm_dup(parent_attributes, &nm->attributes); });
+  }
+  *newcomm = nc->handle_value();
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+int comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  Caller k = caller(comm, "MPI_Comm_dup");
+  if (!k) return k.rc;
+  return split(k, 0, k.m->rank, true, newcomm, "MPI_Comm_dup");
+}
+
+int comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  Caller k = caller(comm, "MPI_Comm_split");
+  if (!k) return k.rc;
+  if (color < 0 && color != MPI_UNDEFINED) return k.fail(MPI_ERR_ARG, "MPI_Comm_split");
+  return split(k, color, key, false, newcomm, "MPI_Comm_split");
+}
+
+int comm_free(MPI_Comm* comm) {
+  Caller k = caller(*comm, "MPI_Comm_free");
+  if (!k) return k.rc;
+  if (k.c->root) return k.fail(MPI_ERR_COMM, "MPI_Comm_free (a threadcomm is freed with MPIX_Threadcomm_free)");
+  leave_comm(k.c);
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+int comm_group(MPI_Comm comm, MPI_Group* group) {
+  Comm* c = comm_of(comm);
+  *group = new_group(c->family, c->members);
+  return MPI_SUCCESS;
+}
+
+int comm_test_inter(MPI_Comm, int* flag) {
+  *flag = 0;
+  return MPI_SUCCESS;
+}
+
+int topo_test(MPI_Comm, int* status) {
+  *status = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
+int comm_set_attr(MPI_Comm comm, int keyval, void* value) {
+  Caller k = caller(comm, "MPI_Comm_set_attr");
+  if (!k) return k.rc;
+  MPI_Comm carrier;
+  int rc = attribute_carrier(k.m, &carrier);
+  if (rc == MPI_SUCCESS) rc = mpi::locked([&] { return PMPI_Comm_set_attr(carrier, keyval, value); });
+  return raise(k.c, rc, "MPI_Comm_set_attr");
+}
+
+int comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag) {
+  Caller k = caller(comm, "MPI_Comm_get_attr");
+  if (!k) return k.rc;
+  // The predefined attributes are the process's (MPI_TAG_UB: the engine carries tags as ints
+  // end to end, so the MPI's own bound holds).
+  MPI_Comm from = predefined_attribute(keyval) ? k.c->family->parent : k.m->attributes;
+  if (from == MPI_COMM_NULL) {
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
+  return raise(k.c, mpi::locked([&] { return PMPI_Comm_get_attr(from, keyval, value, flag); }), "MPI_Comm_get_attr");
+}
+
+int comm_delete_attr(MPI_Comm comm, int keyval) {
+  Caller k = caller(comm, "MPI_Comm_delete_attr");
+  if (!k) return k.rc;
+  MPI_Comm carrier;
+  int rc = attribute_carrier(k.m, &carrier);
+  if (rc == MPI_SUCCESS) rc = mpi::locked([&] { return PMPI_Comm_delete_attr(carrier, keyval); });
+  return raise(k.c, rc, "MPI_Comm_delete_attr");
+}
+
+int comm_set_name(MPI_Comm comm, const char* name) {
+  Comm* c = comm_of(comm);
+  std::lock_guard g(c->mu);
+  c->name.assign(name, strnlen(name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+
+int comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
+  Comm* c = comm_of(comm);
+  std::lock_guard g(c->mu);
+  std::string n = c->name.empty() && c->root ? std::string("MPIX_THREADCOMM") : c->name;
+  std::memcpy(name, n.c_str(), n.size() + 1);
+  *resultlen = static_cast<int>(n.size());
+  return MPI_SUCCESS;
+}
+
+int comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+  Comm* c = comm_of(comm);
+  std::lock_guard g(c->mu);
+  c->errhandler = errhandler;
+  return MPI_SUCCESS;
+}
+
+int comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  Comm* c = comm_of(comm);
+  std::lock_guard g(c->mu);
+  *errhandler = c->errhandler;
+  return MPI_SUCCESS;
+}
+
+int comm_call_errhandler(MPI_Comm comm, int code) {
+  raise(comm_of(comm), code, "MPI_Comm_call_errhandler");
+  return MPI_SUCCESS;
+}
+
+int abort(MPI_Comm comm, int code) { return PMPI_Abort(comm_of(comm)->family->parent, code); }
+
+int pack(const void* inbuf, MPI_Count incount, MPI_Datatype type, void* outbuf, MPI_Count outsize,
+         MPI_Count* position) {
+  int pos = static_cast<int>(*position);
+  int rc = mpi::locked([&] {
+    return PMPI_Pack(inbuf, static_cast<int>(incount), type, outbuf, static_cast<int>(outsize), &pos, MPI_COMM_SELF);
+  });
+  *position = pos;
+  return rc;
+}
+
+int pack_size(MPI_Count incount, MPI_Datatype type, MPI_Count* size) {
+  int s = 0;
+  int rc = mpi::locked([&] { return PMPI_Pack_size(static_cast<int>(incount), type, MPI_COMM_SELF, &s); });
+  *size = s;
+  return rc;
+}
+
+int unpack(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf, MPI_Count outcount,
+           MPI_Datatype type) {
+  int pos = static_cast<int>(*position);
+  int rc = mpi::locked([&] {
+    return PMPI_Unpack(inbuf, static_cast<int>(insize), &pos, outbuf, static_cast<int>(outcount), type, MPI_COMM_SELF);
+  });
+  *position = pos;
+  return rc;
+}
+
+int group_size(MPI_Group group, int* size) {
+  *size = static_cast<int>(group_of(group)->members.size());
+  return MPI_SUCCESS;
+}
+
+int group_rank(MPI_Group group, int* rank) {
+  Group* g = group_of(group);
+  int me = family_rank_of_caller(g->family);
+  auto it = std::find(g->members.begin(), g->members.end(), me);
+  *rank = me < 0 || it == g->members.end() ? MPI_UNDEFINED : static_cast<int>(it - g->members.begin());
+  return MPI_SUCCESS;
+}
+
+int group_translate_ranks(MPI_Group a, int n, const int* ranks_a, MPI_Group b, int* ranks_b) {
+  Group* x = group_of(a);
+  Group* y = group_of(b);
+  for (int i = 0; i < n; ++i) {
+    ranks_b[i] = MPI_UNDEFINED;
+    if (ranks_a[i] == MPI_PROC_NULL) {
+      ranks_b[i] = MPI_PROC_NULL;
+      continue;
+    }
+    if (!x || !y || x->family != y->family || ranks_a[i] < 0 || ranks_a[i] >= static_cast<int>(x->members.size()))
+      continue;
+    auto it = std::find(y->members.begin(), y->members.end(), x->members[static_cast<std::size_t>(ranks_a[i])]);
+    if (it != y->members.end()) ranks_b[i] = static_cast<int>(it - y->members.begin());
+  }
+  return MPI_SUCCESS;
+}
+
+int group_compare(MPI_Group a, MPI_Group b, int* result) {
+  Group* x = group_of(a);
+  Group* y = group_of(b);
+  *result = x && y && x->family == y->family ? compare_members(x->members, y->members) : MPI_UNEQUAL;
+  return MPI_SUCCESS;
+}
+
+int group_free(MPI_Group* group) {
+  std::uintptr_t bits = handle_bits(*group);
+  Group* g = group_of(*group);
+  release_handle(bits);
+  delete g;
+  *group = MPI_GROUP_NULL;
+  return MPI_SUCCESS;
+}
+
+int group_incl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup) {
+  Group* g = group_of(group);
+  std::vector<int> members;
+  for (int i = 0; i < n; ++i) {
+    if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g->members.size())) return raise(nullptr, MPI_ERR_RANK, "MPI_Group_incl");
+    members.push_back(g->members[static_cast<std::size_t>(ranks[i])]);
+  }
+  *newgroup = members.empty() ? MPI_GROUP_EMPTY : new_group(g->family, std::move(members));
+  return MPI_SUCCESS;
+}
+
+int group_excl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup) {
+  Group* g = group_of(group);
+  std::vector<bool> out(g->members.size(), false);
+  for (int i = 0; i < n; ++i) {
+    if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g->members.size())) return raise(nullptr, MPI_ERR_RANK, "MPI_Group_excl");
+    out[static_cast<std::size_t>(ranks[i])] = true;
+  }
+  std::vector<int> members;
+  for (std::size_t i = 0; i < g->members.size(); ++i)
+    if (!out[i]) members.push_back(g->members[i]);
+  *newgroup = members.empty() ? MPI_GROUP_EMPTY : new_group(g->family, std::move(members));
+  return MPI_SUCCESS;
+}
+
+}  // namespace api
+}  // namespace tsmpi::ranks

@@ -1,0 +1,86 @@
+#include "ranks/handle_space.h"
+
+#include <mpi.h>
+#include <sys/mman.h>
+
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+namespace tsmpi::ranks {
+
+namespace {
+constexpr std::uintptr_t kSlots = 1 << 16;
+
+struct Slot {
+  std::atomic<void*> object{nullptr};
+  std::atomic<Made> kind{Made::kFree};
+};
+
+struct Space {
+  std::uintptr_t base = 0, stride = 1;
+  Slot slots[kSlots];
+  std::mutex mu;  // taken to make and release handles, never to find them
+  std::vector<std::uint32_t> free_list;
+  std::uint32_t next = 0;
+  std::atomic<int> live{0};
+  Space() {
+    if constexpr (std::is_pointer_v<MPI_Comm>) {
+      stride = 16;
+      void* region = mmap(nullptr, kSlots * stride, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      base = reinterpret_cast<std::uintptr_t>(region);
+    } else {
+      // MPICH: handle kind bits (31..30) 00 = invalid, object type bits (29..26) 0 = none.
+      base = 0x00100000;
+    }
+  }
+};
+Space& space() {
+  static Space* s = new Space;
+  return *s;
+}
+}  // namespace
+
+std::uintptr_t make_handle(Made kind, void* object) {
+  Space& s = space();
+  std::lock_guard g(s.mu);
+  std::uint32_t i;
+  if (!s.free_list.empty()) {
+    i = s.free_list.back();
+    s.free_list.pop_back();
+  } else if (s.next < kSlots) {
+    i = s.next++;
+  } else {
+    return 0;
+  }
+  s.slots[i].object.store(object, std::memory_order_relaxed);
+  s.slots[i].kind.store(kind, std::memory_order_release);
+  s.live.fetch_add(1, std::memory_order_relaxed);
+  return s.base + i * s.stride;
+}
+
+void* find_handle(Made kind, std::uintptr_t bits) {
+  Space& s = space();
+  std::uintptr_t off = bits - s.base;
+  if (off >= kSlots * s.stride || off % s.stride) return nullptr;
+  Slot& slot = s.slots[off / s.stride];
+  if (slot.kind.load(std::memory_order_acquire) != kind) return nullptr;
+  return slot.object.load(std::memory_order_relaxed);
+}
+
+void release_handle(std::uintptr_t bits) {
+  Space& s = space();
+  std::uintptr_t off = bits - s.base;
+  if (off >= kSlots * s.stride || off % s.stride) return;
+  std::lock_guard g(s.mu);
+  std::uint32_t i = static_cast<std::uint32_t>(off / s.stride);
+  if (s.slots[i].kind.load(std::memory_order_relaxed) == Made::kFree) return;
+  s.slots[i].kind.store(Made::kFree, std::memory_order_release);
+  s.slots[i].object.store(nullptr, std::memory_order_relaxed);
+  s.free_list.push_back(i);
+  s.live.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool any_handles() { return space().live.load(std::memory_order_relaxed) != 0; }
+
+}  // namespace tsmpi::ranks

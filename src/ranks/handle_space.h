@@ -1,0 +1,29 @@
+// The handles the engine gives the program for its communicators, groups and matched messages:
+// values the MPI never produces, found again with a range check and one load. On Open MPI
+// (handles are pointers) they are addresses inside a reserved, inaccessible region, so an MPI
+// that were ever handed one faults at once; on MPICH (handles are ints) they carry MPICH's
+// "invalid" handle kind, which it refuses.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "runtime/handles.h"
+
+namespace tsmpi::ranks {
+
+enum class Made : std::uint8_t { kFree, kComm, kGroup, kMessage };
+
+// A new handle for `object`; 0 when the space is full.
+std::uintptr_t make_handle(Made kind, void* object);
+// The object behind `bits` if it is an engine handle of that kind, else nullptr.
+void* find_handle(Made kind, std::uintptr_t bits);
+void release_handle(std::uintptr_t bits);
+// True when some engine handle of any kind exists (cheap test before lookups).
+bool any_handles();
+
+template <class T>
+T* find_as(Made kind, std::uintptr_t bits) {
+  return static_cast<T*>(find_handle(kind, bits));
+}
+
+}  // namespace tsmpi::ranks

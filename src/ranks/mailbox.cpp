@@ -1,0 +1,96 @@
+#include "ranks/mailbox.h"
+
+namespace tsmpi::ranks {
+
+Mailbox::~Mailbox() {
+  for (auto& [k, f] : unexpected_)
+    while (f.head) free_packet(f.pop());
+}
+
+RecvOp* Mailbox::take_posted(int src, int tag) {
+  RecvOp* exact = nullptr;
+  auto it = posted_.find(key(src, tag));
+  if (it != posted_.end()) exact = it->second.head;
+  RecvOp* wild = nullptr;
+  for (RecvOp* r = wildcard_.head; r; r = r->next)
+    if (accepts(r->src, r->tag, src, tag)) {
+      wild = r;
+      break;
+    }
+  if (!exact && !wild) return nullptr;
+  --posted_count_;
+  if (exact && (!wild || exact->seq < wild->seq)) return it->second.pop();
+  wildcard_.remove(wild);
+  return wild;
+}
+
+void Mailbox::post(RecvOp* r) {
+  r->seq = ++seq_;
+  ++posted_count_;
+  if (r->src == MPI_ANY_SOURCE || r->tag == MPI_ANY_TAG) wildcard_.push(r);
+  else posted_[key(r->src, r->tag)].push(r);
+}
+
+bool Mailbox::unpost(RecvOp* r) {
+  bool removed = false;
+  if (r->src == MPI_ANY_SOURCE || r->tag == MPI_ANY_TAG) {
+    removed = wildcard_.remove(r);
+  } else {
+    auto it = posted_.find(key(r->src, r->tag));
+    removed = it != posted_.end() && it->second.remove(r);
+  }
+  if (removed) --posted_count_;
+  return removed;
+}
+
+Packet* Mailbox::find(int src, int tag, Fifo<Packet>** where) {
+  if (src != MPI_ANY_SOURCE && tag != MPI_ANY_TAG) {
+    auto it = unexpected_.find(key(src, tag));
+    if (it == unexpected_.end() || !it->second.head) return nullptr;
+    *where = &it->second;
+    return it->second.head;
+  }
+  Packet* best = nullptr;
+  for (auto& [k, f] : unexpected_) {
+    Packet* p = f.head;
+    if (p && accepts(src, tag, p->src, p->tag) && (!best || p->seq < best->seq)) {
+      best = p;
+      *where = &f;
+    }
+  }
+  return best;
+}
+
+Packet* Mailbox::find_unexpected(int src, int tag) {
+  if (unexpected_count_ == 0) return nullptr;
+  Fifo<Packet>* f = nullptr;
+  return find(src, tag, &f);
+}
+
+Packet* Mailbox::take_unexpected(int src, int tag) {
+  if (unexpected_count_ == 0) return nullptr;
+  Fifo<Packet>* f = nullptr;
+  Packet* p = find(src, tag, &f);
+  if (!p) return nullptr;
+  f->pop();
+  --unexpected_count_;
+  return p;
+}
+
+void Mailbox::add_unexpected(Packet* p) {
+  p->seq = ++seq_;
+  ++unexpected_count_;
+  unexpected_[key(p->src, p->tag)].push(p);
+  // Keyed FIFOs stay while their key is in use (no allocation per message); the empty ones are
+  // dropped once they outnumber the messages waiting, so memory follows what is alive.
+  if (unexpected_.size() > 64 && unexpected_.size() > 4 * unexpected_count_) sweep();
+}
+
+void Mailbox::sweep() {
+  for (auto it = unexpected_.begin(); it != unexpected_.end();)
+    it = it->second.head ? std::next(it) : unexpected_.erase(it);
+  for (auto it = posted_.begin(); it != posted_.end();)
+    it = it->second.head ? std::next(it) : posted_.erase(it);
+}
+
+}  // namespace tsmpi::ranks

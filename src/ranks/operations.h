@@ -1,0 +1,88 @@
+// The pieces of a message between thread-ranks: a message waiting to be received (Packet), a
+// posted receive (RecvOp) and a send whose buffer the receiver reads (SendOp).
+#pragma once
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ranks/typed_buffer.h"
+#include "ranks/wake.h"
+
+namespace tsmpi::ranks {
+
+struct Comm;
+
+// Messages up to this size are copied into a packet when no receive is posted yet; larger ones
+// wait for the receive, which copies them straight from the sender's buffer.
+inline constexpr std::size_t kEagerLimit = 16 * 1024;
+inline constexpr std::size_t kInlineBytes = 256;
+
+struct SendOp {
+  TypedBuffer buf;
+  std::size_t bytes = 0;
+  int err = MPI_SUCCESS;
+  Done done;
+  // Called by whoever completes the send, after done is set (requests).
+  void (*then)(void* owner) = nullptr;
+  void* owner = nullptr;
+  void complete() {
+    void (*t)(void*) = then;
+    void* o = owner;
+    done.set();  // may free *this (a blocking sender returns)
+    if (t) t(o);
+  }
+};
+
+struct RecvOp {
+  RecvOp* next = nullptr;
+  int src = 0, tag = 0;  // what it accepts (MPI_ANY_SOURCE, MPI_ANY_TAG)
+  std::uint64_t seq = 0;
+  TypedBuffer buf;
+  std::size_t capacity = 0;  // packed bytes the buffer holds
+  // Result.
+  int r_src = MPI_ANY_SOURCE, r_tag = MPI_ANY_TAG, r_err = MPI_SUCCESS;
+  std::size_t r_bytes = 0;
+  bool cancelled = false;
+  Done done;
+  void (*then)(void* owner) = nullptr;
+  void* owner = nullptr;
+  void complete() {
+    void (*t)(void*) = then;
+    void* o = owner;
+    done.set();
+    if (t) t(o);
+  }
+  void fill(MPI_Status* status) const;
+};
+
+struct Packet {
+  Packet* next = nullptr;
+  int src = 0, tag = 0;
+  std::uint64_t seq = 0;
+  std::size_t bytes = 0;
+  char* data = nullptr;     // the packed message, or nullptr when the sender's buffer holds it
+  SendOp* sender = nullptr;  // a local sender waiting for this message to be received
+  int ack_proc = -1;         // a remote synchronous sender: acknowledge to this process ...
+  std::uint64_t ack_id = 0;  // ... with this id
+  Comm* comm = nullptr;      // where it was addressed (matched probes)
+  int dst = 0;
+  char* heap = nullptr;
+  alignas(16) char small[kInlineBytes];
+  // Room for n bytes of data owned by the packet.
+  char* reserve(std::size_t n);
+};
+
+Packet* new_packet();
+void free_packet(Packet* p);
+
+// Copies the message of p into r's buffer and sets r's result (truncation included); completes
+// the local sender of a rendezvous or synchronous message. Does not complete r.
+void deliver(Packet* p, RecvOp* r);
+// Same for a send that meets a posted receive directly.
+void deliver_direct(const SendOp& s, int src, int tag, RecvOp* r);
+
+// Fills a status from a message's envelope.
+void set_status(MPI_Status* status, int src, int tag, int err, std::size_t bytes, bool cancelled);
+
+}  // namespace tsmpi::ranks

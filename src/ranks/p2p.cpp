@@ -1,0 +1,179 @@
+#include "ranks/p2p.h"
+
+#include "locking/backoff.h"
+
+namespace tsmpi::ranks {
+
+int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMode mode, Channel ch, SendOp* op) {
+  long long bytes = packed_bytes(b);
+  if (bytes < 0) return MPI_ERR_TYPE;
+  op->buf = b;
+  op->bytes = static_cast<std::size_t>(bytes);
+  op->err = MPI_SUCCESS;
+  if (dest == MPI_PROC_NULL) {
+    op->complete();
+    return MPI_SUCCESS;
+  }
+  if (!c->is_local(dest)) return remote_send(c, me, b, dest, tag, mode, ch, op);
+  Mailbox& mb = c->box(dest, ch);
+  std::unique_lock lock(mb.mu);
+  if (RecvOp* r = mb.take_posted(me, tag)) {
+    lock.unlock();
+    deliver_direct(*op, me, tag, r);
+    r->complete();
+    op->complete();
+    return MPI_SUCCESS;
+  }
+  Packet* p = new_packet();
+  p->src = me;
+  p->tag = tag;
+  p->bytes = op->bytes;
+  p->comm = c;
+  p->dst = dest;
+  const bool eager = mode == SendMode::kBuffered || op->bytes <= kEagerLimit;
+  if (eager) pack(b, p->reserve(op->bytes));
+  const bool waits = !eager || mode == SendMode::kSynchronous;
+  if (waits) p->sender = op;
+  mb.add_unexpected(p);
+  lock.unlock();
+  mb.arrivals.advance();
+  if (!waits) op->complete();
+  return MPI_SUCCESS;
+}
+
+int send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMode mode, Channel ch) {
+  SendOp op;
+  int rc = start_send(c, me, b, dest, tag, mode, ch, &op);
+  if (rc != MPI_SUCCESS) return rc;
+  wait_done(op.done, c->family);
+  return op.err;
+}
+
+int start_recv(Comm* c, int me, int src, int tag, const TypedBuffer& b, Channel ch, RecvOp* r) {
+  long long capacity = packed_bytes(b);
+  if (capacity < 0) return MPI_ERR_TYPE;
+  r->src = src;
+  r->tag = tag;
+  r->buf = b;
+  r->capacity = static_cast<std::size_t>(capacity);
+  r->cancelled = false;
+  if (src == MPI_PROC_NULL) {
+    r->r_src = MPI_PROC_NULL;
+    r->r_tag = MPI_ANY_TAG;
+    r->r_err = MPI_SUCCESS;
+    r->r_bytes = 0;
+    r->complete();
+    return MPI_SUCCESS;
+  }
+  Mailbox& mb = c->box(me, ch);
+  Packet* p;
+  {
+    std::lock_guard g(mb.mu);
+    p = mb.take_unexpected(src, tag);
+    if (!p) mb.post(r);
+  }
+  if (p) {
+    deliver(p, r);
+    free_packet(p);
+    r->complete();
+  }
+  return MPI_SUCCESS;
+}
+
+int recv(Comm* c, int me, int src, int tag, const TypedBuffer& b, Channel ch, MPI_Status* status) {
+  RecvOp r;
+  int rc = start_recv(c, me, src, tag, b, ch, &r);
+  if (rc != MPI_SUCCESS) return rc;
+  wait_done(r.done, c->family);
+  r.fill(status);
+  return r.r_err;
+}
+
+bool cancel_recv(Comm* c, int me, Channel ch, RecvOp* r) {
+  Mailbox& mb = c->box(me, ch);
+  {
+    std::lock_guard g(mb.mu);
+    if (!mb.unpost(r)) return false;
+  }
+  r->cancelled = true;
+  r->r_src = MPI_ANY_SOURCE;
+  r->r_tag = MPI_ANY_TAG;
+  r->r_bytes = 0;
+  r->r_err = MPI_SUCCESS;
+  r->complete();
+  return true;
+}
+
+namespace {
+void proc_null_status(MPI_Status* status) { set_status(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, false); }
+}  // namespace
+
+int iprobe(Comm* c, int me, int src, int tag, int* flag, MPI_Status* status) {
+  if (src == MPI_PROC_NULL) {
+    *flag = 1;
+    proc_null_status(status);
+    return MPI_SUCCESS;
+  }
+  if (c->family->multi_process()) progress();
+  Mailbox& mb = c->box(me, Channel::kP2P);
+  int s = 0, t = 0;
+  std::size_t bytes = 0;
+  {
+    std::lock_guard g(mb.mu);
+    Packet* p = mb.find_unexpected(src, tag);
+    *flag = p != nullptr;
+    if (p) s = p->src, t = p->tag, bytes = p->bytes;
+  }
+  if (*flag) set_status(status, s, t, MPI_SUCCESS, bytes, false);
+  return MPI_SUCCESS;
+}
+
+int probe(Comm* c, int me, int src, int tag, MPI_Status* status) {
+  Mailbox& mb = c->box(me, Channel::kP2P);
+  Backoff backoff;
+  for (;;) {
+    std::uint32_t seen = mb.arrivals.now();
+    int flag = 0;
+    iprobe(c, me, src, tag, &flag, status);
+    if (flag) return MPI_SUCCESS;
+    if (c->family->multi_process()) backoff.pause();
+    else mb.arrivals.wait_past(seen);
+  }
+}
+
+Packet* improbe(Comm* c, int me, int src, int tag, MPI_Status* status) {
+  if (c->family->multi_process()) progress();
+  Mailbox& mb = c->box(me, Channel::kP2P);
+  Packet* p;
+  {
+    std::lock_guard g(mb.mu);
+    p = mb.take_unexpected(src, tag);
+  }
+  if (p) set_status(status, p->src, p->tag, MPI_SUCCESS, p->bytes, false);
+  return p;
+}
+
+Packet* mprobe(Comm* c, int me, int src, int tag, MPI_Status* status) {
+  Mailbox& mb = c->box(me, Channel::kP2P);
+  Backoff backoff;
+  for (;;) {
+    std::uint32_t seen = mb.arrivals.now();
+    if (Packet* p = improbe(c, me, src, tag, status)) return p;
+    if (c->family->multi_process()) backoff.pause();
+    else mb.arrivals.wait_past(seen);
+  }
+}
+
+int mrecv(Packet* p, const TypedBuffer& b, MPI_Status* status) {
+  RecvOp r;
+  long long capacity = packed_bytes(b);
+  if (capacity < 0) return MPI_ERR_TYPE;
+  r.buf = b;
+  r.capacity = static_cast<std::size_t>(capacity);
+  deliver(p, &r);
+  free_packet(p);
+  r.fill(status);
+  return r.r_err;
+}
+
+}  // namespace tsmpi::ranks

@@ -1,0 +1,82 @@
+#include "ranks/route.h"
+
+#include <mutex>
+
+#include "ranks/comm.h"
+#include "ranks/errors.h"
+#include "ranks/handle_space.h"
+#include "runtime/activation.h"
+#include "runtime/function_table.h"
+#include "runtime/handles.h"
+
+namespace tsmpi::ranks {
+
+std::atomic<bool> g_live{false};
+
+namespace {
+Made made_kind(Kind k) {
+  switch (k) {
+    case Kind::Comm: return Made::kComm;
+    case Kind::Group: return Made::kGroup;
+    case Kind::Message: return Made::kMessage;
+    default: return Made::kFree;
+  }
+}
+
+std::uintptr_t read_bits(const HandleArg& h) {
+  switch (h.kind) {
+    case Kind::Comm: return handle_bits(*static_cast<const MPI_Comm*>(h.where));
+    case Kind::Group: return handle_bits(*static_cast<const MPI_Group*>(h.where));
+    case Kind::Message: return handle_bits(*static_cast<const MPI_Message*>(h.where));
+    default: return 0;
+  }
+}
+
+// The first engine handle among the call's input handles (kind set), or 0.
+std::uintptr_t engine_argument(const CallArgs& args, Made* kind) {
+  if (!any_handles()) return 0;
+  for (int i = 0; i < args.handle_count; ++i) {
+    const HandleArg& h = args.handles[i];
+    if (h.use != Use::In && h.use != Use::InOut) continue;
+    Made k = made_kind(h.kind);
+    if (k == Made::kFree || !h.where) continue;
+    std::uintptr_t bits = read_bits(h);
+    if (find_handle(k, bits)) {
+      *kind = k;
+      return bits;
+    }
+  }
+  return 0;
+}
+}  // namespace
+
+bool routes(fn::Id id, const CallArgs& args) {
+  switch (kFunctions[id].threadcomm) {
+    case ThreadRanks::kComplete: return tl_regions > 0;
+    case ThreadRanks::kEngine: {
+      Made k;
+      return engine_argument(args, &k) != 0;
+    }
+    default: return false;
+  }
+}
+
+bool refuses(fn::Id id, const CallArgs& args, int* rc) {
+  Made k = Made::kFree;
+  std::uintptr_t bits = engine_argument(args, &k);
+  if (!bits) return false;
+  Comm* c = k == Made::kComm ? find_as<Comm>(Made::kComm, bits) : nullptr;
+  *rc = raise(c, unsupported_code(kFunctions[id].name), kFunctions[id].name);
+  return true;
+}
+
+void activate() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int i = 0; i < fn::kCount; ++i)
+      if (kFunctions[i].threadcomm != ThreadRanks::kNone) fn_active[i].store(1, std::memory_order_release);
+    g_live.store(true, std::memory_order_release);
+  });
+}
+
+}  // namespace tsmpi::ranks

@@ -1,0 +1,32 @@
+// Where the hook hands a call to the thread-rank engine. Nothing here runs until a program
+// makes its first threadcomm (live() is one relaxed load); the table's threadcomm column says
+// per function which test applies.
+#pragma once
+#include <atomic>
+
+#include "fn_ids.h"
+#include "runtime/handles.h"
+
+namespace tsmpi {
+struct CallArgs;
+}
+
+namespace tsmpi::ranks {
+
+struct Unranked {};  // the wrapper has no engine form
+struct Refused {};   // the call is refused on a thread-rank communicator
+
+extern std::atomic<bool> g_live;
+inline bool live() { return g_live.load(std::memory_order_relaxed); }
+
+// An `engine` row: a communicator, group or message argument is the engine's; a `complete` row:
+// the calling thread is a thread-rank.
+bool routes(fn::Id id, const CallArgs& args);
+// A `refuse` row: true (and *rc, raised through the error handler) when an argument is the
+// engine's.
+bool refuses(fn::Id id, const CallArgs& args, int* rc);
+
+// Switches on every wrapper the engine needs (first MPIX_Threadcomm_init).
+void activate();
+
+}  // namespace tsmpi::ranks

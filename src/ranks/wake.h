@@ -1,0 +1,79 @@
+// How a thread-rank waits for another thread of its process: spin briefly (a peer on another
+// core answers within a few hundred nanoseconds), then park in the kernel on a futex until woken.
+// Seed 002's cheap wait/signal: the waker makes a system call only when someone sleeps.
+#pragma once
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdint>
+
+namespace tsmpi::ranks {
+
+inline constexpr int kSpinsBeforePark = 4000;
+
+inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+inline void futex_wake_all(std::atomic<std::uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// A one-shot completion flag: 0 pending, 1 done, 2 pending with a sleeper.
+class Done {
+ public:
+  bool is() const { return word_.load(std::memory_order_acquire) == 1; }
+  void set() {
+    if (word_.exchange(1, std::memory_order_acq_rel) == 2) futex_wake_all(word_);
+  }
+  void reset() { word_.store(0, std::memory_order_relaxed); }
+  // Blocks until set() (for waits no other process can satisfy).
+  void wait() {
+    for (int i = 0; i < kSpinsBeforePark; ++i) {
+      if (is()) return;
+      __builtin_ia32_pause();
+    }
+    std::uint32_t s = 0;
+    if (!word_.compare_exchange_strong(s, 2, std::memory_order_acq_rel) && s == 1) return;
+    while (word_.load(std::memory_order_acquire) == 2) futex_wait(word_, 2);
+  }
+
+ private:
+  std::atomic<std::uint32_t> word_{0};
+};
+
+// A counter threads wait on to change (arrivals at a mailbox, generations of a team).
+class Gate {
+ public:
+  std::uint32_t now() const { return value_.load(std::memory_order_acquire); }
+  void advance() {
+    value_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(value_);
+  }
+  void store_and_wake(std::uint32_t v) {
+    value_.store(v, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(value_);
+  }
+  // Blocks until the value has reached `target` (counted modulo 2^32).
+  void wait_until(std::uint32_t target) {
+    for (std::uint32_t v = now(); static_cast<std::int32_t>(v - target) < 0; v = now()) wait_past(v);
+  }
+  // Blocks until the value differs from `seen`.
+  void wait_past(std::uint32_t seen) {
+    for (int i = 0; i < kSpinsBeforePark; ++i) {
+      if (now() != seen) return;
+      __builtin_ia32_pause();
+    }
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    while (value_.load(std::memory_order_seq_cst) == seen) futex_wait(value_, seen);
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
+ private:
+  std::atomic<std::uint32_t> value_{0};
+  std::atomic<std::uint32_t> sleepers_{0};
+};
+
+}  // namespace tsmpi::ranks

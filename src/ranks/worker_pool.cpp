@@ -1,0 +1,50 @@
+#include "ranks/worker_pool.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace tsmpi::ranks {
+
+namespace {
+struct Pool {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> tasks;
+  int idle = 0;
+};
+Pool& pool() {
+  static Pool* p = new Pool;  // workers outlive static destruction
+  return *p;
+}
+
+void worker() {
+  Pool& p = pool();
+  std::unique_lock lock(p.mu);
+  for (;;) {
+    ++p.idle;
+    p.cv.wait(lock, [&] { return !p.tasks.empty(); });
+    --p.idle;
+    auto task = std::move(p.tasks.front());
+    p.tasks.pop_front();
+    lock.unlock();
+    task();
+    lock.lock();
+  }
+}
+}  // namespace
+
+void run_in_background(std::function<void()> task) {
+  Pool& p = pool();
+  bool spawn;
+  {
+    std::lock_guard g(p.mu);
+    p.tasks.push_back(std::move(task));
+    spawn = static_cast<int>(p.tasks.size()) > p.idle;
+  }
+  if (spawn) std::thread(worker).detach();
+  else p.cv.notify_one();
+}
+
+}  // namespace tsmpi::ranks
