@@ -53,7 +53,9 @@ struct RecvOp {
     done.set();
     if (t) t(o);
   }
-  void fill(MPI_Status* status) const;
+  // inside_mpi: called back by the MPI (a generalized request's query), which in serialize mode
+  // already holds its lock.
+  void fill(MPI_Status* status, bool inside_mpi = false) const;
 };
 
 struct Packet {
@@ -83,6 +85,7 @@ void deliver(Packet* p, RecvOp* r);
 void deliver_direct(const SendOp& s, int src, int tag, RecvOp* r);
 
 // Fills a status from a message's envelope.
-void set_status(MPI_Status* status, int src, int tag, int err, std::size_t bytes, bool cancelled);
+void set_status(MPI_Status* status, int src, int tag, int err, std::size_t bytes, bool cancelled,
+                bool inside_mpi = false);
 
 }  // namespace tsmpi::ranks

@@ -17,10 +17,10 @@ void unref(Request* r) {
 int query_fn(void* extra, MPI_Status* status) {
   auto* r = static_cast<Request*>(extra);
   if (r->has_recv) {
-    r->recv.fill(status);
+    r->recv.fill(status, true);
     return r->recv.r_err != MPI_SUCCESS ? r->recv.r_err : r->err;
   }
-  set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, r->err, 0, false);
+  set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, r->err, 0, false, true);
   return r->err;
 }
 

@@ -1,0 +1,51 @@
+// Moving a message into a receive, and statuses (operations.h): the part of a message's life
+// that calls the MPI (datatype copies, status fields, the acknowledgement of a synchronous send).
+#include <algorithm>
+
+#include "locking/serialize_lock.h"
+#include "ranks/comm.h"
+#include "ranks/operations.h"
+#include "ranks/transport.h"
+
+namespace tsmpi::ranks {
+
+void set_status(MPI_Status* status, int src, int tag, int err, std::size_t bytes, bool cancelled, bool inside_mpi) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = src;
+  status->MPI_TAG = tag;
+  status->MPI_ERROR = err;
+  auto set = [&] {
+    PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(bytes));
+    return PMPI_Status_set_cancelled(status, cancelled ? 1 : 0);
+  };
+  if (inside_mpi) set();
+  else serial::locked(set);
+}
+
+void RecvOp::fill(MPI_Status* status, bool inside_mpi) const {
+  set_status(status, r_src, r_tag, r_err, r_bytes, cancelled, inside_mpi);
+}
+
+namespace {
+void result(RecvOp* r, int src, int tag, std::size_t bytes) {
+  r->r_src = src;
+  r->r_tag = tag;
+  r->r_bytes = std::min(bytes, r->capacity);
+  r->r_err = bytes > r->capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+}
+}  // namespace
+
+void deliver(Packet* p, RecvOp* r) {
+  result(r, p->src, p->tag, p->bytes);
+  if (p->data) unpack(p->data, r->r_bytes, r->buf);
+  else copy(p->sender->buf, r->buf, r->r_bytes);
+  if (p->sender) p->sender->complete();
+  if (p->ack_proc >= 0) remote_ack(p->comm->family, p->ack_proc, p->ack_id);
+}
+
+void deliver_direct(const SendOp& s, int src, int tag, RecvOp* r) {
+  result(r, src, tag, s.bytes);
+  copy(s.buf, r->buf, r->r_bytes);
+}
+
+}  // namespace tsmpi::ranks
