@@ -15,6 +15,7 @@
 #include "ranks/api.h"
 #include "ranks/caller.h"
 #include "ranks/p2p.h"
+#include "ranks/ranks_stats.h"
 #include "ranks/requests.h"
 #include "ranks/worker_pool.h"
 
@@ -356,6 +357,7 @@ int reduce_team(const Coll& k, std::uint32_t round, const void* sbuf, void* rbuf
 template <class Algorithm>
 int run(Caller& k, const char* call, MPI_Request* nonblocking, Algorithm&& algorithm) {
   Coll coll{k.c, k.m->rank, static_cast<int>(k.m->coll_seq++ & 0x3fffffff)};
+  count(g_counters.collectives);
   if (!nonblocking) return raise(k.c, algorithm(coll), call);
   Request* r = new_request(k.c, k.m->rank, 1, nonblocking);
   run_in_background([r, coll, algorithm = std::forward<Algorithm>(algorithm)]() mutable {

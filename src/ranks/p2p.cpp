@@ -1,6 +1,7 @@
 #include "ranks/p2p.h"
 
 #include "locking/backoff.h"
+#include "ranks/ranks_stats.h"
 
 namespace tsmpi::ranks {
 
@@ -14,7 +15,13 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
     op->complete();
     return MPI_SUCCESS;
   }
-  if (!c->is_local(dest)) return remote_send(c, me, b, dest, tag, mode, ch, op);
+  if (!c->is_local(dest)) {
+    count(g_counters.remote_messages);
+    count(g_counters.remote_bytes, op->bytes);
+    return remote_send(c, me, b, dest, tag, mode, ch, op);
+  }
+  count(g_counters.local_messages);
+  count(g_counters.local_bytes, op->bytes);
   Mailbox& mb = c->box(dest, ch);
   std::unique_lock lock(mb.mu);
   if (RecvOp* r = mb.take_posted(me, tag)) {

@@ -7,6 +7,7 @@
 #include "ranks/comm.h"
 #include "ranks/errors.h"
 #include "ranks/handle_space.h"
+#include "ranks/ranks_stats.h"
 #include "ranks/route.h"
 #include "ranks/transport.h"
 #include "runtime/config.h"
@@ -83,6 +84,7 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads,
   f->root = root;
   if (f->multi_process()) add_polled_family(f);
   activate();
+  count(g_counters.threadcomms);
   *newthreadcomm = root->handle_value();
   return MPI_SUCCESS;
 }

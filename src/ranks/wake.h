@@ -1,8 +1,11 @@
 // How a thread-rank waits for another thread of its process: spin briefly (a peer on another
-// core answers within a few hundred nanoseconds), then park in the kernel on a futex until woken.
-// Seed 002's cheap wait/signal: the waker makes a system call only when someone sleeps.
+// core answers within a few hundred nanoseconds), then yield the core for a while (on an
+// oversubscribed machine the peer may need this core to answer at all), then park in the kernel
+// on a futex until woken. Seed 002's cheap wait/signal: the waker makes a system call only when
+// someone sleeps.
 #pragma once
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -12,7 +15,22 @@
 
 namespace tsmpi::ranks {
 
-inline constexpr int kSpinsBeforePark = 4000;
+inline constexpr int kSpins = 2000;
+inline constexpr int kYields = 64;
+
+// Spins, then yields, while `pending()`; false if it is still pending after that.
+template <class Pending>
+bool spin_then_yield(Pending&& pending) {
+  for (int i = 0; i < kSpins; ++i) {
+    if (!pending()) return true;
+    __builtin_ia32_pause();
+  }
+  for (int i = 0; i < kYields; ++i) {
+    if (!pending()) return true;
+    sched_yield();
+  }
+  return !pending();
+}
 
 inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
@@ -31,10 +49,7 @@ class Done {
   void reset() { word_.store(0, std::memory_order_relaxed); }
   // Blocks until set() (for waits no other process can satisfy).
   void wait() {
-    for (int i = 0; i < kSpinsBeforePark; ++i) {
-      if (is()) return;
-      __builtin_ia32_pause();
-    }
+    if (spin_then_yield([&] { return !is(); })) return;
     std::uint32_t s = 0;
     if (!word_.compare_exchange_strong(s, 2, std::memory_order_acq_rel) && s == 1) return;
     while (word_.load(std::memory_order_acquire) == 2) futex_wait(word_, 2);
@@ -62,10 +77,7 @@ class Gate {
   }
   // Blocks until the value differs from `seen`.
   void wait_past(std::uint32_t seen) {
-    for (int i = 0; i < kSpinsBeforePark; ++i) {
-      if (now() != seen) return;
-      __builtin_ia32_pause();
-    }
+    if (spin_then_yield([&] { return now() == seen; })) return;
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     while (value_.load(std::memory_order_seq_cst) == seen) futex_wait(value_, seen);
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);

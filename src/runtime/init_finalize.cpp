@@ -20,6 +20,7 @@
 #include "locking/object_registry.h"
 #include "locking/serialize_lock.h"
 #include "matching/probe_policy.h"
+#include "ranks/ranks_stats.h"
 #include "runtime/activation.h"
 #include "runtime/function_table.h"
 #include "runtime/options.h"
@@ -113,6 +114,7 @@ void print_stats_once() {
   }
   extra += matching::policy_stats_line();
   extra += lifetime::stats_line();
+  extra += ranks::stats_line();
   print_stats(stderr, rank_label().c_str(), extra.c_str());
 }
 

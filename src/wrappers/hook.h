@@ -58,6 +58,10 @@ struct Hook {
         } else if (ranks::routes(id, args)) {
           if (g_count_calls) count_call(t, C, id);
           NestingScope inside(t);  // what the engine calls on the program's behalf goes straight through
+          if (TSMPI_UNLIKELY(diag::g_track_calls)) {
+            diag::CallScope scope(id, objects.in, args.peer);  // the hang watchdog sees thread-ranks too
+            return ranked();
+          }
           return ranked();
         }
       }
