@@ -7,6 +7,9 @@
 //   buffer_conflicts:       a buffer in use by a pending operation given to a receive, or a
 //                           receive buffer under a send in flight (seed 004 Alg. 3.6)
 //   use_after_free:         a freed handle used (object lifetime refuses it; this reports it)
+//   thread_rank_collectives: thread-ranks of one communicator in different collectives, or one
+//                           leaving while another waits in a collective it never calls (seed 004
+//                           §3.5.2; called by src/ranks/)
 #pragma once
 #include "checks/buffer_conflicts.h"
 #include "checks/concurrent_collectives.h"

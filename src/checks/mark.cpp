@@ -55,7 +55,10 @@ Mark mark_call(int fn) {
   return m;
 }
 
-const char* fn_name(int fn) { return fn >= 0 && fn < fn::kCount ? kFunctions[fn].name : "MPI_Session_finalize"; }
+const char* fn_name(int fn) {
+  if (fn == kLeaving) return "(without calling it)";
+  return fn >= 0 && fn < fn::kCount ? kFunctions[fn].name : "MPI_Session_finalize";
+}
 
 diag::Involved involved(const Mark& m, const std::string& what) {
   take_late_stack(m);

@@ -12,6 +12,9 @@
 
 namespace tsmpi::checks {
 
+// Mark::fn of a thread-rank leaving a communicator (checks/thread_rank_collectives.h).
+inline constexpr int kLeaving = -2;
+
 struct Mark {
   int fn = -1;  // fn::Id (fn::kCount: MPI_Session_finalize)
   int thread_index = 0;

@@ -11,6 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include "checks/checks.h"
+#include "checks/thread_rank_collectives.h"
 #include "matching/mpi_calls.h"
 #include "ranks/api.h"
 #include "ranks/caller.h"
@@ -18,6 +20,7 @@
 #include "ranks/ranks_stats.h"
 #include "ranks/requests.h"
 #include "ranks/worker_pool.h"
+#include "runtime/function_table.h"
 
 namespace tsmpi::ranks {
 
@@ -354,14 +357,36 @@ int reduce_team(const Coll& k, std::uint32_t round, const void* sbuf, void* rbuf
 // ---- calls ------------------------------------------------------------------------------------
 
 // Runs `algorithm(coll)` now, or on a worker with a request for the nonblocking form.
+// The collective's tag: its number on the communicator and which call it is, so that members
+// in different collectives (an erroneous program; a blocking and a nonblocking form do not
+// match either, MPI-4 §6.12) never exchange data.
+int collective_tag(std::uint32_t seq, const char* call) {
+  std::uint32_t h = 0;
+  for (const char* p = call; *p; ++p) h = h * 31 + static_cast<unsigned char>(*p);
+  return static_cast<int>(((seq & 0x3fffff) << 8) | (h & 0xff));
+}
+
+// Runs `algorithm(coll)` now, or on a worker with a request for the nonblocking form; checking
+// mode compares the collective with the other local members' (checks/thread_rank_collectives.h).
 template <class Algorithm>
-int run(Caller& k, const char* call, MPI_Request* nonblocking, Algorithm&& algorithm) {
-  Coll coll{k.c, k.m->rank, static_cast<int>(k.m->coll_seq++ & 0x3fffffff)};
+int run(Caller& k, const char* call, MPI_Request* nonblocking, int root, Algorithm&& algorithm) {
+  const std::uint32_t seq = k.m->coll_seq++;
+  Coll coll{k.c, k.m->rank, collective_tag(seq, call)};
   count(g_counters.collectives);
-  if (!nonblocking) return raise(k.c, algorithm(coll), call);
+  const bool checked = checks::g_on;
+  if (checked) {
+    checks::thread_rank_collective_begin(k.c, seq, find_function(call), root, k.m->rank,
+                                         static_cast<int>(k.c->local_ranks.size()));
+  }
+  if (!nonblocking) {
+    int rc = algorithm(coll);
+    if (checked) checks::thread_rank_collective_end(k.c, seq, coll.me);
+    return raise(k.c, rc, call);
+  }
   Request* r = new_request(k.c, k.m->rank, 1, nonblocking);
-  run_in_background([r, coll, algorithm = std::forward<Algorithm>(algorithm)]() mutable {
+  run_in_background([r, coll, seq, checked, algorithm = std::forward<Algorithm>(algorithm)]() mutable {
     r->err = algorithm(coll);
+    if (checked) checks::thread_rank_collective_end(coll.c, seq, coll.me);
     part_done(r);
   });
   return MPI_SUCCESS;
@@ -381,9 +406,9 @@ int barrier(MPI_Comm comm, MPI_Request* nb) {
   if (!k) return k.rc;
   if (hierarchical(k.c)) {
     std::uint32_t round = team_round(k);
-    return run(k, call, nb, [round](const Coll& c) { return barrier_team(c, round); });
+    return run(k, call, nb, -1, [round](const Coll& c) { return barrier_team(c, round); });
   }
-  return run(k, call, nb, [](const Coll& c) { return barrier_generic(c); });
+  return run(k, call, nb, -1, [](const Coll& c) { return barrier_generic(c); });
 }
 
 int bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* nb) {
@@ -393,9 +418,9 @@ int bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm
   if (int e = check_root(k.c, root)) return k.fail(e, call);
   if (hierarchical(k.c)) {
     std::uint32_t round = team_round(k);
-    return run(k, call, nb, [=](const Coll& c) { return bcast_team(c, round, buf, count, type, root); });
+    return run(k, call, nb, root, [=](const Coll& c) { return bcast_team(c, round, buf, count, type, root); });
   }
-  return run(k, call, nb, [=](const Coll& c) { return bcast_generic(c, buf, count, type, root); });
+  return run(k, call, nb, root, [=](const Coll& c) { return bcast_generic(c, buf, count, type, root); });
 }
 
 int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
@@ -404,7 +429,7 @@ int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, root, [=](const Coll& c) {
     return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, {}, {}, recvcount, recvtype, root);
   });
 }
@@ -415,7 +440,7 @@ int gatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, voi
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, root, [=](const Coll& c) {
     return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root);
   });
 }
@@ -426,7 +451,7 @@ int scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, voi
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, root, [=](const Coll& c) {
     return scatterv_generic(c, sendbuf, {}, {}, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
@@ -437,7 +462,7 @@ int scatterv(const void* sendbuf, Counts sendcounts, Displs displs, MPI_Datatype
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, root, [=](const Coll& c) {
     return scatterv_generic(c, sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
@@ -447,7 +472,7 @@ int allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, v
   const char* call = nb ? "MPI_Iallgather" : "MPI_Allgather";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, -1, [=](const Coll& c) {
     return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, {}, {}, recvcount, recvtype);
   });
 }
@@ -457,7 +482,7 @@ int allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, 
   const char* call = nb ? "MPI_Iallgatherv" : "MPI_Allgatherv";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, -1, [=](const Coll& c) {
     return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype);
   });
 }
@@ -467,7 +492,7 @@ int alltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, vo
   const char* call = nb ? "MPI_Ialltoall" : "MPI_Alltoall";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, -1, [=](const Coll& c) {
     return alltoall_generic(
         c, in_place(sendbuf), [&](int i) { return at(sendbuf, static_cast<MPI_Aint>(i) * sendcount, sendcount, sendtype); },
         [&](int i) { return at(recvbuf, static_cast<MPI_Aint>(i) * recvcount, recvcount, recvtype); });
@@ -479,7 +504,7 @@ int alltoallv(const void* sendbuf, Counts sendcounts, Displs sdispls, MPI_Dataty
   const char* call = nb ? "MPI_Ialltoallv" : "MPI_Alltoallv";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, -1, [=](const Coll& c) {
     return alltoall_generic(
         c, in_place(sendbuf), [&](int i) { return at(sendbuf, sdispls[i], sendcounts[i], sendtype); },
         [&](int i) { return at(recvbuf, rdispls[i], recvcounts[i], recvtype); });
@@ -491,7 +516,7 @@ int alltoallw(const void* sendbuf, Counts sendcounts, Displs sdispls, const MPI_
   const char* call = nb ? "MPI_Ialltoallw" : "MPI_Alltoallw";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, -1, [=](const Coll& c) {
     return alltoall_generic(
         c, in_place(sendbuf), [&](int i) { return at_bytes(sendbuf, sdispls[i], sendcounts[i], sendtypes[i]); },
         [&](int i) { return at_bytes(recvbuf, rdispls[i], recvcounts[i], recvtypes[i]); });
@@ -506,9 +531,9 @@ int reduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype typ
   if (int e = check_root(k.c, root)) return k.fail(e, call);
   if (hierarchical(k.c)) {
     std::uint32_t round = team_round(k);
-    return run(k, call, nb, [=](const Coll& c) { return reduce_team(c, round, sendbuf, recvbuf, count, type, op, root); });
+    return run(k, call, nb, root, [=](const Coll& c) { return reduce_team(c, round, sendbuf, recvbuf, count, type, op, root); });
   }
-  return run(k, call, nb, [=](const Coll& c) { return reduce_generic(c, sendbuf, recvbuf, count, type, op, root); });
+  return run(k, call, nb, root, [=](const Coll& c) { return reduce_generic(c, sendbuf, recvbuf, count, type, op, root); });
 }
 
 int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
@@ -518,9 +543,9 @@ int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype 
   if (!k) return k.rc;
   if (hierarchical(k.c)) {
     std::uint32_t round = team_round(k);
-    return run(k, call, nb, [=](const Coll& c) { return reduce_team(c, round, sendbuf, recvbuf, count, type, op, -1); });
+    return run(k, call, nb, -1, [=](const Coll& c) { return reduce_team(c, round, sendbuf, recvbuf, count, type, op, -1); });
   }
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, -1, [=](const Coll& c) {
     int rc = reduce_generic(c, sendbuf, recvbuf, count, type, op, 0);
     int rc2 = bcast_generic(c, recvbuf, count, type, 0);
     return rc != MPI_SUCCESS ? rc : rc2;
@@ -556,7 +581,7 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, Counts recvcounts, MPI_Da
   const char* call = nb ? "MPI_Ireduce_scatter" : "MPI_Reduce_scatter";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, -1, [=](const Coll& c) {
     return reduce_scatter_generic(c, sendbuf, recvbuf, recvcounts, 0, type, op);
   });
 }
@@ -566,7 +591,7 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, MPI_Count recvcount
   const char* call = nb ? "MPI_Ireduce_scatter_block" : "MPI_Reduce_scatter_block";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, [=](const Coll& c) {
+  return run(k, call, nb, -1, [=](const Coll& c) {
     return reduce_scatter_generic(c, sendbuf, recvbuf, {}, recvcount, type, op);
   });
 }
@@ -576,7 +601,7 @@ int scan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type,
   const char* call = nb ? "MPI_Iscan" : "MPI_Scan";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, false); });
+  return run(k, call, nb, -1, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, false); });
 }
 
 int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
@@ -584,14 +609,14 @@ int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype typ
   const char* call = nb ? "MPI_Iexscan" : "MPI_Exscan";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, true); });
+  return run(k, call, nb, -1, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, true); });
 }
 
 }  // namespace api
 
 // Used by comm_ops.cpp: an allgather of fixed-size records over a communicator's members.
 int allgather_bytes(Comm* c, Member* m, const void* mine, std::size_t bytes, void* all) {
-  Coll k{c, m->rank, static_cast<int>(m->coll_seq++ & 0x3fffffff)};
+  Coll k{c, m->rank, collective_tag(m->coll_seq++, "MPI_Comm_split")};
   return allgatherv_generic(k, mine, static_cast<MPI_Count>(bytes), MPI_BYTE, all, {}, {},
                             static_cast<MPI_Count>(bytes), MPI_BYTE);
 }

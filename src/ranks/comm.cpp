@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "checks/thread_rank_collectives.h"
 #include "matching/mpi_calls.h"
 #include "ranks/handle_space.h"
 #include "ranks/transport.h"
@@ -93,6 +94,7 @@ void leave_comm(Comm* c) {
   for (auto it = v.begin(); it != v.end(); ++it)
     if (it->comm == c) {
       if (it->attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&it->attributes); });
+      it->errhandler.release();
       v.erase(it);
       break;
     }
@@ -103,6 +105,8 @@ void leave_comm(Comm* c) {
     f->comms.erase(c->ctx);
   }
   release_handle(c->handle);
+  checks::thread_rank_comm_gone(c);
+  c->errhandler.release();
   if (c->coll_comm != MPI_COMM_NULL && c->coll_comm != f->coll)
     mpi::locked([&] { return PMPI_Comm_free(&c->coll_comm); });
   if (!c->root) delete c;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ranks/errors.h"
 #include "ranks/mailbox.h"
 #include "ranks/team.h"
 #include "runtime/handles.h"
@@ -43,7 +44,7 @@ struct Comm {
 
   std::mutex mu;  // name and error handler
   std::string name;
-  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  ErrhandlerSlot errhandler;  // the default, for members that have set none and for other threads
 
   int size() const { return static_cast<int>(members.size()); }
   int proc_of(int rank) const;
@@ -92,6 +93,7 @@ struct Member {
   Comm* comm = nullptr;
   int rank = 0;
   MPI_Comm attributes = MPI_COMM_NULL;  // a private communicator holding this rank's attributes
+  ErrhandlerSlot errhandler;            // this rank's own, once set or inherited
   std::uint32_t coll_seq = 0;           // collectives started on comm by this rank
 };
 

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <numeric>
 
+#include "checks/checks.h"
+#include "checks/thread_rank_collectives.h"
 #include "matching/mpi_calls.h"
 #include "ranks/api.h"
 #include "ranks/caller.h"
@@ -118,16 +120,18 @@ int split(Caller& k, int color, int key, bool dup, MPI_Comm* newcomm, const char
     members.push_back(all[static_cast<std::size_t>(ranks[i])].family_rank);
     if (ranks[i] == k.m->rank) my_new_rank = static_cast<int>(i);
   }
+  // The new communicator's handler at this rank is the one the parent has at this rank.
   MPI_Errhandler eh;
   {
     std::lock_guard g(k.c->mu);
-    eh = k.c->errhandler;
+    eh = k.m->errhandler.is_set() ? k.m->errhandler.value() : k.c->errhandler.value();
   }
   MPI_Comm parent_attributes = k.m->attributes;
   Comm* nc = join_comm(f, ctx, members, my_new_rank);
   {
     std::lock_guard g(nc->mu);
-    nc->errhandler = eh;
+    if (!nc->errhandler.is_set()) nc->errhandler.set(eh);
+    membership(nc)->errhandler.set(eh);
   }
   // Duplication copies the attributes (the MPI runs the copy callbacks).
   if (dup && parent_attributes != MPI_COMM_NULL) {
@@ -156,6 +160,7 @@ int comm_free(MPI_Comm* comm) {
   Caller k = caller(*comm, "MPI_Comm_free");
   if (!k) return k.rc;
   if (k.c->root) return k.fail(MPI_ERR_COMM, "MPI_Comm_free (a threadcomm is freed with MPIX_Threadcomm_free)");
+  if (checks::g_on) checks::thread_rank_leaves(k.c, k.m->coll_seq, k.m->rank, "MPI_Comm_free");
   leave_comm(k.c);
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
@@ -224,18 +229,19 @@ int comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
   return MPI_SUCCESS;
 }
 
+// A member sets and reads its own handler; another thread (outside the region) the default.
 int comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   Comm* c = comm_of(comm);
+  Member* m = membership(c);
   std::lock_guard g(c->mu);
-  c->errhandler = errhandler;
-  return MPI_SUCCESS;
+  return m ? m->errhandler.set(errhandler) : c->errhandler.set(errhandler);
 }
 
 int comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   Comm* c = comm_of(comm);
+  Member* m = membership(c);
   std::lock_guard g(c->mu);
-  *errhandler = c->errhandler;
-  return MPI_SUCCESS;
+  return m && m->errhandler.is_set() ? m->errhandler.get(errhandler) : c->errhandler.get(errhandler);
 }
 
 int comm_call_errhandler(MPI_Comm comm, int code) {

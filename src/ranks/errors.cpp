@@ -13,8 +13,48 @@ namespace tsmpi::ranks {
 namespace {
 std::mutex g_mu;
 std::unordered_map<std::string, int> g_codes;
-MPI_Comm g_carrier = MPI_COMM_NULL;  // carries a program's error handler when one is called
 }  // namespace
+
+bool predefined(MPI_Errhandler eh) {
+  return eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL
+#ifdef MPI_ERRORS_ABORT
+         || eh == MPI_ERRORS_ABORT
+#endif
+      ;
+}
+
+int ErrhandlerSlot::carrier() {
+  if (carrier_ != MPI_COMM_NULL) return MPI_SUCCESS;
+  int rc = mpi::locked([&] { return PMPI_Comm_dup(MPI_COMM_SELF, &carrier_); });
+  if (rc == MPI_SUCCESS && value_ != MPI_ERRHANDLER_NULL)
+    rc = mpi::locked([&] { return PMPI_Comm_set_errhandler(carrier_, value_); });
+  return rc;
+}
+
+int ErrhandlerSlot::set(MPI_Errhandler eh) {
+  value_ = eh;
+  // A program's handler is kept alive by the MPI through the private communicator.
+  if (carrier_ == MPI_COMM_NULL && predefined(eh)) return MPI_SUCCESS;
+  if (carrier_ == MPI_COMM_NULL) return carrier();
+  return mpi::locked([&] { return PMPI_Comm_set_errhandler(carrier_, eh); });
+}
+
+int ErrhandlerSlot::get(MPI_Errhandler* out) {
+  int rc = carrier();
+  if (rc != MPI_SUCCESS) return rc;
+  return mpi::locked([&] { return PMPI_Comm_get_errhandler(carrier_, out); });
+}
+
+int ErrhandlerSlot::call(int code) {
+  if (carrier() != MPI_SUCCESS) return code;
+  PMPI_Comm_call_errhandler(carrier_, code);
+  return code;
+}
+
+void ErrhandlerSlot::release() {
+  if (carrier_ != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&carrier_); });
+  value_ = MPI_ERRHANDLER_NULL;
+}
 
 int unsupported_code(const char* call) {
   std::lock_guard g(g_mu);
@@ -37,10 +77,12 @@ int raise(Comm* c, int code, const char* call) {
     mpi::locked([&] { return PMPI_Comm_call_errhandler(MPI_COMM_SELF, code); });
     return code;
   }
+  Member* m = membership(c);
+  ErrhandlerSlot* slot = m && m->errhandler.is_set() ? &m->errhandler : &c->errhandler;
   MPI_Errhandler eh;
   {
     std::lock_guard g(c->mu);
-    eh = c->errhandler;
+    eh = slot->value();
   }
   if (eh == MPI_ERRORS_RETURN) return code;
   if (eh == MPI_ERRORS_ARE_FATAL
@@ -51,19 +93,14 @@ int raise(Comm* c, int code, const char* call) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     mpi::locked([&] { return PMPI_Error_string(code, text, &len); });
-    Member* m = membership(c);
     int rank = m ? m->rank : -1;
     std::fprintf(stderr, "tsmpi: %s on a thread-rank communicator (rank %d): %s\n", call, rank, text);
     std::fflush(stderr);
     PMPI_Abort(c->family->parent, code);
     return code;
   }
-  // A program's handler: called on a private communicator that carries it.
-  std::lock_guard g(g_mu);
-  if (g_carrier == MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_dup(MPI_COMM_SELF, &g_carrier); });
-  mpi::locked([&] { return PMPI_Comm_set_errhandler(g_carrier, eh); });
-  PMPI_Comm_call_errhandler(g_carrier, code);
-  return code;
+  // A program's handler: called on the private communicator that carries it.
+  return slot->call(code);
 }
 
 }  // namespace tsmpi::ranks

@@ -1,14 +1,34 @@
-// Errors of calls on thread-rank communicators, raised through the communicator's error handler
-// as the MPI would: MPI_ERRORS_RETURN returns the code, MPI_ERRORS_ARE_FATAL and MPI_ERRORS_ABORT
-// print the call and the error and abort the job, a program's handler is called.
+// Errors of calls on thread-rank communicators, raised through the error handler as the MPI
+// would: MPI_ERRORS_RETURN returns the code, MPI_ERRORS_ARE_FATAL and MPI_ERRORS_ABORT print the
+// call and the error and abort the job, a program's handler is called. Each thread-rank has its
+// own handler for a communicator (set by it, or inherited from where the communicator came
+// from); a thread that is not a member sets or reads the communicator's default.
 #pragma once
 #include <mpi.h>
-
-#include "fn_ids.h"
 
 namespace tsmpi::ranks {
 
 struct Comm;
+
+// An error handler held as the MPI holds one: a reference kept on a private communicator, so
+// the program may free its handle; get() returns a new reference; call() runs a program's
+// handler (its communicator argument is that private communicator: documented).
+class ErrhandlerSlot {
+ public:
+  bool is_set() const { return value_ != MPI_ERRHANDLER_NULL; }
+  MPI_Errhandler value() const { return value_; }
+  int set(MPI_Errhandler eh);
+  int get(MPI_Errhandler* out);
+  int call(int code);
+  void release();
+
+ private:
+  int carrier();
+  MPI_Comm carrier_ = MPI_COMM_NULL;
+  MPI_Errhandler value_ = MPI_ERRHANDLER_NULL;
+};
+
+bool predefined(MPI_Errhandler eh);
 
 int raise(Comm* c, int code, const char* call);
 // An error code of class MPI_ERR_UNSUPPORTED_OPERATION whose string names the call.

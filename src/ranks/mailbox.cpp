@@ -27,8 +27,12 @@ RecvOp* Mailbox::take_posted(int src, int tag) {
 void Mailbox::post(RecvOp* r) {
   r->seq = ++seq_;
   ++posted_count_;
-  if (r->src == MPI_ANY_SOURCE || r->tag == MPI_ANY_TAG) wildcard_.push(r);
-  else posted_[key(r->src, r->tag)].push(r);
+  if (r->src == MPI_ANY_SOURCE || r->tag == MPI_ANY_TAG) {
+    wildcard_.push(r);
+    return;
+  }
+  posted_[key(r->src, r->tag)].push(r);
+  if (posted_.size() > 64 && posted_.size() > 4 * posted_count_) sweep();
 }
 
 bool Mailbox::unpost(RecvOp* r) {

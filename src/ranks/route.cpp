@@ -50,9 +50,9 @@ std::uintptr_t engine_argument(const CallArgs& args, Made* kind) {
 }
 }  // namespace
 
-bool routes(fn::Id id, const CallArgs& args) {
+bool routes(fn::Id id, const CallArgs& args, int depth) {
   switch (kFunctions[id].threadcomm) {
-    case ThreadRanks::kComplete: return tl_regions > 0;
+    case ThreadRanks::kComplete: return tl_regions > 0 && depth == 0;
     case ThreadRanks::kEngine: {
       Made k;
       return engine_argument(args, &k) != 0;

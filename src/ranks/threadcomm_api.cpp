@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "checks/checks.h"
+#include "checks/thread_rank_collectives.h"
 #include "matching/mpi_calls.h"
 #include "ranks/comm.h"
 #include "ranks/errors.h"
@@ -80,7 +82,8 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads,
   root->coll_comm = f->multi_process() ? f->coll : MPI_COMM_NULL;
   MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
   mpi::locked([&] { return PMPI_Comm_get_errhandler(comm, &eh); });
-  root->errhandler = eh;
+  root->errhandler.set(eh);
+  mpi::locked([&] { return PMPI_Errhandler_free(&eh); });  // the slot holds its own reference
   f->root = root;
   if (f->multi_process()) add_polled_family(f);
   activate();
@@ -115,9 +118,11 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_finish(MPI_Comm threadcomm) {
   Member* m = membership(c);
   if (!m) return fail(MPI_COMM_NULL, MPI_ERR_OTHER, "MPIX_Threadcomm_finish: this thread has not started it");
   Family* f = c->family;
+  if (tsmpi::checks::g_on) tsmpi::checks::thread_rank_leaves(c, m->coll_seq, m->rank, "MPIX_Threadcomm_finish");
   // Everyone is done with the region (and its messages) before attributes go.
   f->region_barrier.wait(f->nlocal);
   if (m->attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&m->attributes); });
+  m->errhandler.release();
   auto& v = memberships();
   v.erase(v.begin() + (m - v.data()));
   --tl_regions;
@@ -144,10 +149,10 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_free(MPI_Comm* threadcomm) {
       for (auto& a : arrivals) free_packet(a.packet);
   }
   release_handle(c->handle);
+  tsmpi::checks::thread_rank_comm_gone(c);
   mpi::locked([&] { return PMPI_Comm_free(&f->net); });
   mpi::locked([&] { return PMPI_Comm_free(&f->coll); });
-  if (c->errhandler != MPI_ERRORS_ARE_FATAL && c->errhandler != MPI_ERRORS_RETURN)
-    mpi::locked([&] { return PMPI_Errhandler_free(&c->errhandler); });
+  c->errhandler.release();
   delete c;
   delete f;
   *threadcomm = MPI_COMM_NULL;

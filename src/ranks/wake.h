@@ -15,7 +15,7 @@
 
 namespace tsmpi::ranks {
 
-inline constexpr int kSpins = 2000;
+inline constexpr int kSpins = 200;
 inline constexpr int kYields = 64;
 
 // Spins, then yields, while `pending()`; false if it is still pending after that.

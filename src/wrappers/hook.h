@@ -42,12 +42,8 @@ struct Hook {
   static auto call(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, Extra&& extra,
                    Matched&& matched = {}, Ranked&& ranked = {}) {
     ThreadState& t = tl_thread;
-    if (t.depth != 0) {  // called from inside the MPI: straight through
-      if constexpr (std::is_same_v<decltype(pmpi()), int>) {
-        if (TSMPI_UNLIKELY(lifetime::g_rules[id].creates)) return lifetime::nested_created(args, pmpi());
-      }
-      return pmpi();
-    }
+    // Thread-rank communicators first, even from inside the MPI: a callback the engine runs (an
+    // error handler, a reduction) may call MPI on one, which the MPI itself cannot take.
     if constexpr (!std::is_same_v<std::decay_t<Ranked>, ranks::Unranked>) {
       if (TSMPI_UNLIKELY(ranks::live())) {
         if constexpr (std::is_same_v<std::decay_t<Ranked>, ranks::Refused>) {
@@ -55,7 +51,7 @@ struct Hook {
             int rc;
             if (ranks::refuses(id, args, &rc)) return rc;
           }
-        } else if (ranks::routes(id, args)) {
+        } else if (ranks::routes(id, args, t.depth)) {
           if (g_count_calls) count_call(t, C, id);
           NestingScope inside(t);  // what the engine calls on the program's behalf goes straight through
           if (TSMPI_UNLIKELY(diag::g_track_calls)) {
@@ -65,6 +61,12 @@ struct Hook {
           return ranked();
         }
       }
+    }
+    if (t.depth != 0) {  // called from inside the MPI: straight through
+      if constexpr (std::is_same_v<decltype(pmpi()), int>) {
+        if (TSMPI_UNLIKELY(lifetime::g_rules[id].creates)) return lifetime::nested_created(args, pmpi());
+      }
+      return pmpi();
     }
     if (TSMPI_UNLIKELY(diag::g_track_calls)) {
       diag::CallScope scope(id, objects.in, args.peer);  // the hang watchdog reads it

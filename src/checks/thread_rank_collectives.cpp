@@ -1,0 +1,106 @@
+#include "checks/thread_rank_collectives.h"
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "checks/mark.h"
+#include "diagnostics/report.h"
+
+namespace tsmpi::checks {
+namespace {
+
+struct Entry {
+  int fn = -1, root = -1, first_rank = -1;
+  Mark first;
+  int arrived = 0, left = 0, expected = 0;
+  std::map<int, Mark> inside;  // thread-rank -> its mark, while in the call
+};
+
+struct Log {
+  std::map<std::uint32_t, Entry> by_seq;
+};
+
+std::mutex g_mu;
+std::map<const void*, Log> g_logs;
+
+std::string describe(int fn, int root) {
+  std::string s = fn_name(fn);
+  if (root >= 0) s += " (root " + std::to_string(root) + ")";
+  return s;
+}
+
+}  // namespace
+
+void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, int root, int rank, int local_members) {
+  Mark me = mark_call(fn);
+  Entry e_copy;
+  bool mismatch = false;
+  {
+    std::lock_guard g(g_mu);
+    Entry& e = g_logs[comm].by_seq[seq];
+    if (e.arrived == 0) {
+      e.fn = fn;
+      e.root = root;
+      e.first_rank = rank;
+      e.first = me;
+    } else if (e.fn != fn || e.root != root) {
+      mismatch = true;
+      e_copy = e;
+    }
+    ++e.arrived;
+    e.expected = local_members;
+    e.inside[rank] = me;
+  }
+  if (mismatch)
+    diag::report_error("thread-ranks of one communicator in different collectives: thread-rank " +
+                           std::to_string(rank) + " calls " + describe(fn, root) + " as its collective #" +
+                           std::to_string(seq + 1) + " on the communicator, thread-rank " +
+                           std::to_string(e_copy.first_rank) + " called " + describe(e_copy.fn, e_copy.root) +
+                           " (every member must call the same collectives in the same order)",
+                       {involved(e_copy.first, "thread-rank " + std::to_string(e_copy.first_rank) + " in"),
+                        involved(me, "thread-rank " + std::to_string(rank) + " in")});
+}
+
+void thread_rank_collective_end(const void* comm, std::uint32_t seq, int rank) {
+  std::lock_guard g(g_mu);
+  auto lit = g_logs.find(comm);
+  if (lit == g_logs.end()) return;
+  auto it = lit->second.by_seq.find(seq);
+  if (it == lit->second.by_seq.end()) return;
+  it->second.inside.erase(rank);
+  // Forgotten once every local member has been through it.
+  if (++it->second.left == it->second.expected) lit->second.by_seq.erase(it);
+}
+
+void thread_rank_comm_gone(const void* comm) {
+  std::lock_guard g(g_mu);
+  g_logs.erase(comm);
+}
+
+void thread_rank_leaves(const void* comm, std::uint32_t made, int rank, const char* call) {
+  std::vector<std::pair<Entry, std::uint32_t>> missed;
+  {
+    std::lock_guard g(g_mu);
+    auto lit = g_logs.find(comm);
+    if (lit == g_logs.end()) return;
+    for (auto& [seq, e] : lit->second.by_seq)
+      if (seq >= made && !e.inside.empty()) missed.emplace_back(e, seq);
+  }
+  if (missed.empty()) return;
+  Mark me = mark_here(kLeaving, 2);
+  for (auto& [e, seq] : missed) {
+    const auto& [other_rank, other] = *e.inside.begin();
+    diag::report_error("thread-rank " + std::to_string(rank) + " leaves with " + call + " after " +
+                           std::to_string(made) + " collective(s) on a communicator while thread-rank " +
+                           std::to_string(other_rank) + " waits in its collective #" + std::to_string(seq + 1) + ", " +
+                           describe(e.fn, e.root) + ", which thread-rank " + std::to_string(rank) +
+                           " never calls (seed 004 Listing 3.4: every member must call every collective)",
+                       {involved(other, "thread-rank " + std::to_string(other_rank) + " waits in"),
+                        involved(me, "thread-rank " + std::to_string(rank) + " leaves with " + call)});
+  }
+}
+
+}  // namespace tsmpi::checks
