@@ -19,6 +19,8 @@ struct CurrentCall {
   std::atomic<std::uint64_t> since_ns{0};  // steady clock when it began
   HandleRef object;                       // the communicator, window or file it works on
   int peer = kNoPeer;                      // its source or dest argument, if it has one
+  int thread_rank = -1;                    // the thread's rank in `object` when that is a thread-rank
+                                           // communicator (src/ranks/introspect.h), else -1
 };
 
 struct ThreadInfo {
@@ -53,10 +55,11 @@ extern bool g_track_calls;
 // Records the call for its duration (the hooked path, when g_track_calls).
 class CallScope {
  public:
-  CallScope(int fn, const HandleRef& object, int peer) : t_(this_thread()) {
+  CallScope(int fn, const HandleRef& object, int peer, int thread_rank = -1) : t_(this_thread()) {
     t_.call.since_ns.store(now_ns(), std::memory_order_relaxed);
     t_.call.object = object;
     t_.call.peer = peer;
+    t_.call.thread_rank = thread_rank;
     t_.call.fn.store(fn, std::memory_order_release);
   }
   ~CallScope() { t_.call.fn.store(-1, std::memory_order_release); }

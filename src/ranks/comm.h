@@ -61,6 +61,7 @@ struct Family {
   std::vector<int> offset;          // first family rank of each process
   std::vector<int> nthreads;        // threads of each process
   std::vector<int> proc_of;         // family rank -> process
+  std::vector<int> world_rank_of_proc;  // process -> its MPI_COMM_WORLD rank (-1 if not in it)
   int nlocal = 0;
   Comm* root = nullptr;
 

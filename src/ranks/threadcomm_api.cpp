@@ -2,6 +2,8 @@
 // communicator's processes (comm.h).
 #include <cstdio>
 #include <cstring>
+#include <sched.h>
+#include <unistd.h>
 
 #include "checks/checks.h"
 #include "checks/thread_rank_collectives.h"
@@ -67,6 +69,29 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads,
     total += f->nthreads[static_cast<std::size_t>(p)];
   }
   f->nlocal = num_threads;
+  // Spin long only while every thread-rank of the process can have a core of its own: the cores
+  // the process may run on (mpiexec often binds a process to one core).
+  {
+    static std::atomic<int> local_ranks{0};
+    const int here = local_ranks.fetch_add(num_threads) + num_threads;
+    cpu_set_t allowed;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) cores = CPU_COUNT(&allowed);
+    g_spin_ns.store(here <= cores ? 50'000 : 2'000, std::memory_order_relaxed);
+  }
+  // The processes' world ranks, for diagnostics (ranks/introspect.h).
+  {
+    MPI_Group g, world;
+    std::vector<int> in(static_cast<std::size_t>(f->nprocs));
+    for (int p = 0; p < f->nprocs; ++p) in[static_cast<std::size_t>(p)] = p;
+    f->world_rank_of_proc.assign(static_cast<std::size_t>(f->nprocs), MPI_UNDEFINED);
+    mpi::locked([&] { return PMPI_Comm_group(comm, &g); });
+    mpi::locked([&] { return PMPI_Comm_group(MPI_COMM_WORLD, &world); });
+    mpi::locked([&] { return PMPI_Group_translate_ranks(g, f->nprocs, in.data(), world, f->world_rank_of_proc.data()); });
+    mpi::locked([&] { return PMPI_Group_free(&g); });
+    mpi::locked([&] { return PMPI_Group_free(&world); });
+    for (int& w : f->world_rank_of_proc) if (w == MPI_UNDEFINED) w = -1;
+  }
   f->next_ctx.assign(static_cast<std::size_t>(num_threads), 0);
   // Private duplicates: one for messages between processes, one for the processes' collectives.
   mpi::locked([&] { return PMPI_Comm_dup(comm, &f->net); });

@@ -6,6 +6,7 @@
 #pragma once
 #include <linux/futex.h>
 #include <sched.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,15 +16,34 @@
 
 namespace tsmpi::ranks {
 
-inline constexpr int kSpins = 200;
 inline constexpr int kYields = 64;
+
+// How long a waiter spins before it yields: long while the process's thread-ranks fit on the
+// machine's cores (the peer runs at the same time and answers within microseconds; a yield or
+// a sleep would cost a scheduler round trip per message), short when they outnumber the cores
+// (the peer may need this core). Set at MPIX_Threadcomm_init.
+extern std::atomic<std::int64_t> g_spin_ns;
+
+inline std::int64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
 
 // Spins, then yields, while `pending()`; false if it is still pending after that.
 template <class Pending>
 bool spin_then_yield(Pending&& pending) {
-  for (int i = 0; i < kSpins; ++i) {
+  for (int i = 0; i < 64; ++i) {
     if (!pending()) return true;
     __builtin_ia32_pause();
+  }
+  const std::int64_t budget = g_spin_ns.load(std::memory_order_relaxed);
+  const std::int64_t start = monotonic_ns();
+  while (monotonic_ns() - start < budget) {
+    for (int i = 0; i < 32; ++i) {
+      if (!pending()) return true;
+      __builtin_ia32_pause();
+    }
   }
   for (int i = 0; i < kYields; ++i) {
     if (!pending()) return true;

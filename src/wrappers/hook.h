@@ -17,6 +17,7 @@
 #include "matching/handlers.h"
 #include "matching/probe_policy.h"
 #include "ranks/calls.h"
+#include "ranks/introspect.h"
 #include "ranks/route.h"
 #include "runtime/category.h"
 #include "runtime/handles.h"
@@ -55,7 +56,9 @@ struct Hook {
           if (g_count_calls) count_call(t, C, id);
           NestingScope inside(t);  // what the engine calls on the program's behalf goes straight through
           if (TSMPI_UNLIKELY(diag::g_track_calls)) {
-            diag::CallScope scope(id, objects.in, args.peer);  // the hang watchdog sees thread-ranks too
+            // The hang watchdog sees thread-ranks too, with the caller's rank.
+            diag::CallScope scope(id, objects.in, args.peer,
+                                  objects.in.kind == Kind::Comm ? ranks::caller_rank(objects.in.bits) : -1);
             return ranked();
           }
           return ranked();
