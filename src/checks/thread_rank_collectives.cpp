@@ -19,8 +19,15 @@ struct Entry {
   std::map<int, Mark> inside;  // thread-rank -> its mark, while in the call
 };
 
+struct Left {
+  std::uint32_t made = 0;
+  std::string call;
+  Mark mark;
+};
+
 struct Log {
   std::map<std::uint32_t, Entry> by_seq;
+  std::map<int, Left> left;  // members gone from the communicator, until all are
 };
 
 std::mutex g_mu;
@@ -38,9 +45,13 @@ void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, i
   Mark me = mark_call(fn);
   Entry e_copy;
   bool mismatch = false;
+  std::vector<std::pair<int, Left>> gone;  // members that left before this collective
   {
     std::lock_guard g(g_mu);
-    Entry& e = g_logs[comm].by_seq[seq];
+    Log& log = g_logs[comm];
+    for (auto& [r, l] : log.left)
+      if (l.made <= seq) gone.emplace_back(r, l);
+    Entry& e = log.by_seq[seq];
     if (e.arrived == 0) {
       e.fn = fn;
       e.root = root;
@@ -54,6 +65,14 @@ void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, i
     e.expected = local_members;
     e.inside[rank] = me;
   }
+  for (auto& [r, l] : gone)
+    diag::report_error("thread-rank " + std::to_string(rank) + " calls " + describe(fn, root) + " as its collective #" +
+                           std::to_string(seq + 1) + " on a communicator that thread-rank " + std::to_string(r) +
+                           " left with " + l.call + " after " + std::to_string(l.made) +
+                           " collective(s): it never calls this one (seed 004 Listing 3.4: every member must call "
+                           "every collective)",
+                       {involved(me, "thread-rank " + std::to_string(rank) + " waits in"),
+                        involved(l.mark, "thread-rank " + std::to_string(r) + " left with " + l.call)});
   if (mismatch)
     diag::report_error("thread-ranks of one communicator in different collectives: thread-rank " +
                            std::to_string(rank) + " calls " + describe(fn, root) + " as its collective #" +
@@ -80,17 +99,18 @@ void thread_rank_comm_gone(const void* comm) {
   g_logs.erase(comm);
 }
 
-void thread_rank_leaves(const void* comm, std::uint32_t made, int rank, const char* call) {
+void thread_rank_leaves(const void* comm, std::uint32_t made, int rank, const char* call, int local_members) {
   std::vector<std::pair<Entry, std::uint32_t>> missed;
+  Mark me = mark_here(kLeaving, 2);
   {
     std::lock_guard g(g_mu);
-    auto lit = g_logs.find(comm);
-    if (lit == g_logs.end()) return;
-    for (auto& [seq, e] : lit->second.by_seq)
+    Log& log = g_logs[comm];
+    for (auto& [seq, e] : log.by_seq)
       if (seq >= made && !e.inside.empty()) missed.emplace_back(e, seq);
+    log.left[rank] = Left{made, call, me};
+    if (static_cast<int>(log.left.size()) >= local_members) g_logs.erase(comm);  // all gone
   }
   if (missed.empty()) return;
-  Mark me = mark_here(kLeaving, 2);
   for (auto& [e, seq] : missed) {
     const auto& [other_rank, other] = *e.inside.begin();
     diag::report_error("thread-rank " + std::to_string(rank) + " leaves with " + call + " after " +

@@ -15,7 +15,7 @@ void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, i
 void thread_rank_collective_end(const void* comm, std::uint32_t seq, int rank);
 // Thread-rank `rank` leaves comm (MPIX_Threadcomm_finish, MPI_Comm_free) after `made` collectives
 // on it (`call`: the call it leaves with).
-void thread_rank_leaves(const void* comm, std::uint32_t made, int rank, const char* call);
+void thread_rank_leaves(const void* comm, std::uint32_t made, int rank, const char* call, int local_members);
 // comm is gone (its last local member freed it): its log too.
 void thread_rank_comm_gone(const void* comm);
 

@@ -5,7 +5,9 @@
 // It then sends world rank 0 a summary of its blocked calls (and a new one when they change)
 // over a private duplicate of MPI_COMM_WORLD; rank 0's watchdog gathers the summaries and
 // names a wait-for cycle (wait_for_graph.h). The watchdog thread only makes nonblocking MPI calls, each under
-// serialize mode's lock when that mode is on.
+// serialize mode's lock when that mode is on. Calls on thread-rank communicators (src/ranks/)
+// are described from the engine's own view of them (ranks/introspect.h): their handles are no
+// MPI objects, and the MPI is never asked about them.
 #include "diagnostics/hang_watchdog.h"
 
 #include <signal.h>
@@ -30,6 +32,7 @@
 #include "diagnostics/threads.h"
 #include "diagnostics/wait_for_graph.h"
 #include "locking/serialize_lock.h"
+#include "ranks/introspect.h"
 #include "runtime/function_table.h"
 
 namespace tsmpi::diag {
@@ -119,6 +122,7 @@ struct Seen {
   std::uint64_t since_ns = 0;
   HandleRef object;
   int peer = kNoPeer;
+  int thread_rank = -1;  // its rank in `object` when that is a thread-rank communicator
   StackResult stack_result = StackResult::None;
   Backtrace stack;
   std::uint64_t elapsed(std::uint64_t now) const { return now > since_ns ? now - since_ns : 0; }
@@ -138,12 +142,14 @@ Seen read_thread(const ThreadInfo& t) {
     const std::uint64_t since = t.call.since_ns.load(std::memory_order_relaxed);
     const HandleRef object = t.call.object;
     const int peer = t.call.peer;
+    const int thread_rank = t.call.thread_rank;
     std::atomic_thread_fence(std::memory_order_acquire);
     if (t.call.fn.load(std::memory_order_relaxed) == fn && t.call.since_ns.load(std::memory_order_relaxed) == since) {
       s.fn = fn;
       s.since_ns = since;
       s.object = object;
       s.peer = peer;
+      s.thread_rank = thread_rank;
       return s;
     }
   }
@@ -283,6 +289,79 @@ std::string peer_text(int fn, int peer, const Members& m) {
   return s + std::to_string(peer) + " (rank in the communicator)";
 }
 
+// ---- Thread-rank communicators -------------------------------------------------------------
+
+// A call on a communicator of thread-ranks: its handle is the engine's, not the MPI's, so the
+// MPI must never see it (on Open MPI it points into an inaccessible region, on MPICH it is an
+// invalid handle). The engine describes it instead, without MPI calls.
+struct ThreadRankComm {
+  bool is = false;     // the call is on a thread-rank communicator
+  bool known = false;  // `view` holds its members
+  ranks::CommView view;
+};
+
+// Like members_of, the engine is asked only about calls that have lasted (`settled`): the
+// communicator of a call that has just ended may be freed already. A call that has not is known
+// to be on a thread-rank communicator by the caller's rank recorded with it.
+ThreadRankComm thread_rank_comm(const Seen& s, bool settled) {
+  ThreadRankComm t;
+  if (s.object.kind != Kind::Comm) return t;
+  if (settled) t.known = ranks::view_comm(s.object.bits, &t.view);
+  t.is = t.known || s.thread_rank >= 0;
+  return t;
+}
+
+bool in_view(const ranks::CommView& v, int rank) { return rank >= 0 && rank < static_cast<int>(v.process.size()); }
+
+// "threadcomm of 6 thread-ranks", "thread-rank comm of 3 thread-ranks (threadcomm ranks {0,2,4})".
+std::string thread_rank_object_text(const HandleRef& o, const ThreadRankComm& t) {
+  if (!t.known) return "thread-rank comm " + hex(o.bits);
+  const std::string n = std::to_string(t.view.process.size()) + " thread-ranks";
+  if (t.view.root) return "threadcomm of " + n;
+  return "thread-rank comm of " + n + " (threadcomm ranks " + rank_set(t.view.family_rank) + ")";
+}
+
+// "source threadcomm rank 4 = process 1 thread 1", "dest any".
+std::string thread_rank_peer_text(int fn, int peer, const ThreadRankComm& t) {
+  if (peer == kNoPeer) return "";
+  const Family f = kFunctions[fn].family;
+  const char* role = (f == Family::kSend || f == Family::kBsend || f == Family::kSendrecv) ? "dest"
+                     : (f == Family::kRecv || f == Family::kProbe || f == Family::kMprobe) ? "source"
+                                                                                             : "rank";
+  std::string s = std::string(role) + " ";
+  if (peer == MPI_ANY_SOURCE) return s + "any";
+  if (peer == MPI_PROC_NULL) return s + "MPI_PROC_NULL";
+  if (t.known && in_view(t.view, peer)) return s + ranks::rank_name(t.view, peer);
+  return s + std::to_string(peer) + " (rank in the communicator)";
+}
+
+// The graph's name of rank `r` of the communicator: by its threadcomm rank, whichever
+// communicator of the threadcomm the call is on.
+ThreadRankId thread_rank_id(const ranks::CommView& v, int r) {
+  const auto i = static_cast<std::size_t>(r);
+  return {v.world[i], v.family_rank[i], v.thread[i]};
+}
+
+// A blocked call on a thread-rank communicator as the graph sees it: made by the caller's
+// thread-rank, waiting for thread-ranks. Without the engine's view (or if the calling thread is
+// no rank of it, or the processes are not all in MPI_COMM_WORLD), a call that waits for no
+// node tsmpi can name.
+void fill_thread_rank_call(const Seen& s, const ThreadRankComm& t, BlockedCall& c) {
+  c.peer = s.peer == kNoPeer ? kPeerNone : s.peer == MPI_ANY_SOURCE ? kPeerAny : s.peer == MPI_PROC_NULL ? kPeerNull : kPeerUnknown;
+  if (!t.known || !in_view(t.view, s.thread_rank)) return;
+  const ThreadRankId as = thread_rank_id(t.view, s.thread_rank);
+  if (as.world < 0) return;
+  c.as = as;
+  if (in_view(t.view, s.peer)) {
+    const ThreadRankId p = thread_rank_id(t.view, s.peer);
+    if (p.world >= 0) {
+      c.peer = p.world;
+      c.peer_rank = p;
+    }
+  }
+  for (int r = 0; r < static_cast<int>(t.view.process.size()); ++r) c.thread_members.push_back(thread_rank_id(t.view, r));
+}
+
 WaitKind wait_kind(int fn) {
   const FunctionInfo& f = kFunctions[fn];
   if (!f.blocking) return WaitKind::Other;
@@ -298,15 +377,26 @@ WaitKind wait_kind(int fn) {
   }
 }
 
-// "in MPI_Recv(comm of 3 ranks {0-2}, source 1) for 12 s", or "not in an MPI call".
+// "in MPI_Recv(comm of 3 ranks {0-2}, source 1) for 12 s", "in MPI_Recv(threadcomm of 6
+// thread-ranks, source threadcomm rank 4 = process 1 thread 1) for 12 s as threadcomm rank 2 =
+// process 0 thread 2", or "not in an MPI call".
 std::string call_text(const Seen& s, std::uint64_t now) {
   if (s.fn < 0) return "not in an MPI call";
-  const Members m = s.elapsed(now) >= kSettledNs ? members_of(s.object) : Members{};
-  std::string args = object_text(s.object, m);
-  const std::string peer = peer_text(s.fn, s.peer, m);
+  const bool settled = s.elapsed(now) >= kSettledNs;
+  const ThreadRankComm t = thread_rank_comm(s, settled);
+  std::string args, peer, as;
+  if (t.is) {
+    args = thread_rank_object_text(s.object, t);
+    peer = thread_rank_peer_text(s.fn, s.peer, t);
+    if (t.known && in_view(t.view, s.thread_rank)) as = " as " + ranks::rank_name(t.view, s.thread_rank);
+  } else {
+    const Members m = settled ? members_of(s.object) : Members{};
+    args = object_text(s.object, m);
+    peer = peer_text(s.fn, s.peer, m);
+  }
   if (!peer.empty()) args += (args.empty() ? "" : ", ") + peer;
   std::string text = std::string("in ") + kFunctions[s.fn].name + "(" + args + ") for " +
-                     std::to_string(s.elapsed(now) / kNsPerSecond) + " s";
+                     std::to_string(s.elapsed(now) / kNsPerSecond) + " s" + as;
   if (s.stack_result == StackResult::NoAnswer) text += " (no backtrace: thread did not answer)";
   if (s.stack_result == StackResult::Unavailable) text += " (no backtrace: the program handles SIGRTMIN+7 itself)";
   return text;
@@ -442,14 +532,19 @@ std::optional<RankSummary> summarize(const std::vector<Seen>& seen, std::uint64_
   r.rank = wd().rank;
   for (const Seen& s : seen) {
     if (!blocked(s, now)) continue;
-    const Members m = members_of(s.object);
-    if (m.busy) return std::nullopt;
     BlockedCall c;
     c.thread = s.index;
     c.fn = s.fn;
     c.kind = wait_kind(s.fn);
-    c.peer = peer_world_rank(s.peer, m);
-    c.members = all_members(m);
+    const ThreadRankComm t = thread_rank_comm(s, true);  // blocked: N >= 1 s
+    if (t.is) {
+      fill_thread_rank_call(s, t, c);
+    } else {
+      const Members m = members_of(s.object);
+      if (m.busy) return std::nullopt;
+      c.peer = peer_world_rank(s.peer, m);
+      c.members = all_members(m);
+    }
     r.calls.push_back(std::move(c));
   }
   return r;
