@@ -102,6 +102,12 @@ def read_table(path, problems):
                 if kind not in KINDS or form not in HANDLE_FORMS:
                     problems.add(f"{where}: {name}: bad handle {h} (Kind, Kind*, Kind&, Kind[], Kind[]*, Kind[]&)")
             row["ignored_list"] = parse_ignored(row["ignored"], f"{where}: {name}", problems)
+            # Every call that takes a communicator, group or message says what it does with a
+            # thread-rank one: none may pass such a handle on to the MPI unseen.
+            kinds = {split_handle(h)[0] for h in row["handles_list"]}
+            if row["threadcomm"] == "-" and kinds & {"Comm", "Group", "Message"}:
+                problems.add(f"{where}: {name}: takes a {'/'.join(sorted(kinds & {'Comm', 'Group', 'Message'}))} "
+                             f"handle, so its threadcomm column must be engine, complete or refuse")
             row["line"] = where
             rows[name] = row
     for name, row in rows.items():

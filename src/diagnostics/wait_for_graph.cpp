@@ -77,11 +77,11 @@ void add_call_edges(const std::map<int, RankSummary>& ranks, int from, const Blo
   switch (c.kind) {
     case WaitKind::Collective:
       for (int m : c.members)
-        if (m != from && !joined(ranks, m, c)) edges.push_back({from, m, &c});
+        if (m != from && !joined(ranks, m, c)) edges.push_back({from, m, &c, {}, {}});
       break;
     case WaitKind::Send:
     case WaitKind::Recv:
-      if (c.peer >= 0) edges.push_back({from, c.peer, &c});
+      if (c.peer >= 0) edges.push_back({from, c.peer, &c, {}, {}});
       break;
     case WaitKind::Other: break;
   }

@@ -10,7 +10,6 @@
 namespace tsmpi::ranks {
 
 constinit thread_local int tl_regions = 0;
-std::atomic<std::int64_t> g_spin_ns{2'000};
 
 std::vector<Member>& memberships() {
   thread_local std::vector<Member> m;

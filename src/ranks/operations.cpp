@@ -1,5 +1,7 @@
 #include "ranks/operations.h"
 
+#include "ranks/wake.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -7,6 +9,8 @@
 #include <vector>
 
 namespace tsmpi::ranks {
+
+std::atomic<std::int64_t> g_spin_ns{2'000};  // wake.h
 
 namespace {
 // Packet pool (seed 002): a per-thread cache in front of a shared stack, so a steady stream of

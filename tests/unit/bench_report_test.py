@@ -73,6 +73,22 @@ def commdup_rows():
     return [f"openmpi,commdup,{s},-,{x},{rep},{v}," for s, x, rep, v in rows]
 
 
+# Threads as ranks: thread-ranks = procs-native * factor, procs-tsmpi = procs-native * 1.25.
+TC_LATENCY = {0: 0.3, 8: 0.4, 1024: 0.9}  # the target is at 8 B only: 0.400, not the geomean
+TC_BANDWIDTH = {8: 0.5, 1 << 20: 1.2}      # at 1 MiB only: 1.200
+TC_BARRIER = {2: 0.2, 4: 0.8}              # over the ranks: sqrt(0.16) = 0.400
+
+
+def threadcomm_rows(figure, factors, pattern="-"):
+    rows = []
+    for x, f in factors.items():
+        for rep in (1, 2, 3):
+            b = BASE[rep - 1]
+            rows += [("procs-native", x, rep, b), ("procs-tsmpi", x, rep, 1.25 * b),
+                     ("thread-ranks", x, rep, f * b)]
+    return [f"openmpi,{figure},{s},{pattern},{x},{rep},{v}," for s, x, rep, v in rows]
+
+
 def write(path, lines):
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -90,6 +106,10 @@ class Report(unittest.TestCase):
         write(os.path.join(d, "overhead.csv"), [HEADER] + overhead_rows())
         write(os.path.join(d, "msgrate.csv"), [HEADER] + msgrate_rows())
         write(os.path.join(d, "commdup.csv"), [HEADER] + commdup_rows())
+        write(os.path.join(d, "threadcomm.csv"), [HEADER] + threadcomm_rows("threadcomm", TC_LATENCY))
+        write(os.path.join(d, "threadcomm_bw.csv"), [HEADER] + threadcomm_rows("threadcomm_bw", TC_BANDWIDTH))
+        write(os.path.join(d, "threadcomm_coll.csv"),
+              [HEADER] + threadcomm_rows("threadcomm_coll", TC_BARRIER, "barrier"))
         # no rtt.csv: skipped
         cls.proc = run(d)
         if cls.proc.returncode != 0:
@@ -184,13 +204,37 @@ class Report(unittest.TestCase):
             self.assertEqual(self.target(*key)[1:], ["n/a", "n/a", "not measured"], key)
         # the serialize msgrate target is for Open MPI only
         self.assertNotIn(("mpich", "msgrate", "directed", "tsmpi-serialize", "native-mprobe"), self.targets)
-        # overhead, overhead_f (pass-through), msgrate, serialize
-        self.assertEqual(len(self.targets), 2 * 2 + 2 * 1 + 2 * (2 + 1 + 1) + 2)
+        # overhead, overhead_f (pass-through), msgrate, serialize, threadcomm (latency, bandwidth,
+        # 5 collectives)
+        self.assertEqual(len(self.targets), 2 * 2 + 2 * 1 + 2 * (2 + 1 + 1) + 2 + 2 * (1 + 1 + 5))
         # one stdout line per target
         lines = [l for l in self.proc.stdout.splitlines() if l.startswith("target ")]
         self.assertEqual(len(lines), len(self.targets))
         self.assertIn("target openmpi overhead - tsmpi-passthrough/native-multiple ≤ 1.05: "
                       "geomean 1.043 (worst x=1024: 1.060) ✔ met", lines)
+
+    def test_threadcomm(self):
+        # point targets: the ratio at that size alone
+        self.assertEqual(self.target("openmpi", "threadcomm", "-", "thread-ranks", "procs-native"),
+                         ["≤ 0.50 at x=8", "0.400", "x=8: 0.400", "✔ met"])
+        self.assertEqual(self.target("openmpi", "threadcomm_bw", "-", "thread-ranks", "procs-native"),
+                         ["≥ 1.00 at x=1048576", "1.200", "x=1048576: 1.200", "✔ met"])
+        self.assertEqual(self.target("openmpi", "threadcomm_coll", "barrier", "thread-ranks", "procs-native"),
+                         ["≤ 0.50", "0.400", "x=4: 0.800", "✔ met"])
+        self.assertEqual(self.target("openmpi", "threadcomm_coll", "bcast-8", "thread-ranks", "procs-native")[1:],
+                         ["n/a", "n/a", "not measured"])
+        # ratios to both process baselines, and the tsmpi processes to the native ones
+        rows = {r["baseline"]: float(r["ratio_median"]) for r in self.points("threadcomm")
+                if (r["series"], r["x"]) == ("thread-ranks", "0")}
+        self.assertEqual(sorted(rows), ["procs-native", "procs-tsmpi"])
+        self.assertAlmostEqual(rows["procs-native"], 0.3)
+        self.assertAlmostEqual(rows["procs-tsmpi"], 0.24)
+        self.assertAlmostEqual(float(self.point("threadcomm_coll", series="procs-tsmpi", x=2)["ratio_median"]), 1.25)
+        self.assertIn("| ranks | thread-ranks (µs) | procs-tsmpi (µs) | procs-native (µs) |", self.md)
+        for name in ["threadcomm-openmpi", "threadcomm-openmpi-ratio", "threadcomm_bw-openmpi",
+                     "threadcomm_coll-openmpi-ratio"]:
+            self.assertIn(f"![]({name}.png)", self.md)
+            self.assertTrue(os.path.getsize(os.path.join(self.dir, f"{name}.png")) > 1000, name)
 
     def test_msgrate_tables_and_false_matches(self):
         r = self.point("msgrate", mpi="openmpi", series="native-probe", pattern="directed", x=1)

@@ -75,7 +75,8 @@ TEST(Generator, EmitsOneWrapperPerExportedFunction) {
   std::string table = read_all(r.outdir / "function_table.cpp");
   EXPECT_NE(table.find("{\"MPI_Send\", Category::CommIO, true, -1, \"MPI_Isend\", Family::kSend"), std::string::npos)
       << table;
-  EXPECT_NE(table.find("\"-\", Strategy::kUnlocked, false, \"-\"}"), std::string::npos) << table;  // MPI_Wtime
+  EXPECT_NE(table.find("\"-\", Strategy::kUnlocked, false, \"-\", ThreadRanks::kNone}"), std::string::npos)
+      << table;  // MPI_Wtime
 }
 
 TEST(Generator, FailsNamingAnExportedFunctionWithoutARow) {
@@ -143,8 +144,26 @@ TEST(Generator, RoutesReceiveSideFamiliesToTheProbePolicies) {
   EXPECT_EQ(wrappers.find("tsmpi::matching::Isend"), std::string::npos);
   std::string table = read_all(r.outdir / "function_table.cpp");
   EXPECT_NE(table.find("{\"MPI_Wait\", Category::CommIO, true"), std::string::npos);
-  EXPECT_NE(table.find("Family::kWait, \"free:Request\", \"Request&\", Strategy::kPoll, true, \"-\"}"), std::string::npos)
+  EXPECT_NE(table.find("Family::kWait, \"free:Request\", \"Request&\", Strategy::kPoll, true, \"-\", "
+                       "ThreadRanks::kComplete}"),
+            std::string::npos)
       << table;
+}
+
+// The threadcomm column: engine rows call their src/ranks/calls.h function, complete rows too,
+// refuse rows carry ranks::Refused; a row with a communicator argument must say which.
+TEST(Generator, RoutesThreadcommColumnToTheEngine) {
+  GeneratorRun r = generate("table_counterparts.table", "threadcomm", "exports_with_counterparts.txt");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string wrappers = read_all(r.outdir / "wrappers_0.cpp") + read_all(r.outdir / "wrappers_1.cpp");
+  EXPECT_NE(wrappers.find("tsmpi::ranks::on::Send(a0, a1, a2, a3, a4, a5)"), std::string::npos) << wrappers;
+  EXPECT_NE(wrappers.find("tsmpi::ranks::on::Wait(a0, a1)"), std::string::npos) << wrappers;
+  EXPECT_NE(wrappers.find("tsmpi::ranks::Refused{}"), std::string::npos) << wrappers;
+  GeneratorRun bad = generate("table_threadcomm_unsaid.table", "threadcomm_unsaid", "mini_exports.txt");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("MPI_Comm_dup: takes a Comm handle, so its threadcomm column must be engine, complete or refuse"),
+            std::string::npos)
+      << bad.output;
 }
 
 // Object lifetime, checking mode and the watchdog learn the arguments from CallArgs: each

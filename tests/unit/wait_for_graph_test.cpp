@@ -172,3 +172,126 @@ TEST(WaitForGraph, RankSetsAreSortedWithRuns) {
   EXPECT_EQ(rank_set({7, 4, 5, 6, 0, 1, 9}), "{0,1,4-7,9}");
   EXPECT_EQ(rank_set({2, 2, 3}), "{2,3}");
 }
+
+// ---- Thread-ranks (threads as MPI ranks, src/ranks/) ----------------------------------------
+
+namespace {
+
+// Thread-rank `rank` of a threadcomm of 2 processes x 2 threads: process rank / 2, thread rank % 2.
+ThreadRankId tr(int rank) { return {rank / 2, rank, rank % 2}; }
+
+std::vector<ThreadRankId> all_thread_ranks(int n) {
+  std::vector<ThreadRankId> v;
+  for (int r = 0; r < n; ++r) v.push_back(tr(r));
+  return v;
+}
+
+BlockedCall tr_p2p(const char* fn, WaitKind kind, int as, int peer, int thread) {
+  BlockedCall c;
+  c.thread = thread;
+  c.fn = id(fn);
+  c.kind = kind;
+  c.as = tr(as);
+  c.peer = peer >= 0 ? tr(peer).world : peer;
+  if (peer >= 0) c.peer_rank = tr(peer);
+  c.thread_members = all_thread_ranks(4);
+  return c;
+}
+
+BlockedCall tr_collective(const char* fn, int as, std::vector<ThreadRankId> members, int thread) {
+  BlockedCall c;
+  c.thread = thread;
+  c.fn = id(fn);
+  c.kind = WaitKind::Collective;
+  c.as = tr(as);
+  c.thread_members = std::move(members);
+  return c;
+}
+
+}  // namespace
+
+TEST(WaitForGraph, ThreadRankNamesItsThreadcommRankProcessAndThread) {
+  EXPECT_EQ(thread_rank_text({1, 5, 2}), "threadcomm rank 5 = process 1 thread 2");
+}
+
+// tests/ranks/rk_hang.c: thread-ranks 0 and 3 (processes 0 and 1) receive from each other,
+// 1 and 2 wait in a barrier of all four that 0 and 3 never enter.
+TEST(WaitForGraph, ThreadRanksReceivingFromEachOtherMakeACycle) {
+  std::map<int, RankSummary> ranks;
+  add(ranks, 0, {tr_p2p("MPI_Recv", WaitKind::Recv, 0, 3, 1), tr_collective("MPI_Barrier", 1, all_thread_ranks(4), 2)});
+  add(ranks, 1, {tr_collective("MPI_Barrier", 2, all_thread_ranks(4), 1), tr_p2p("MPI_Recv", WaitKind::Recv, 3, 0, 2)});
+  EXPECT_EQ(describe_wait_for(ranks, 2),
+            std::vector<std::string>{"deadlock cycle: threadcomm rank 0 = process 0 thread 0 in MPI_Recv waits for "
+                                     "threadcomm rank 3 = process 1 thread 1 -> threadcomm rank 3 = process 1 thread 1 "
+                                     "in MPI_Recv waits for threadcomm rank 0 = process 0 thread 0"});
+  // The barrier's thread-ranks wait for the two that are not in it, not for each other.
+  std::vector<std::pair<int, int>> barrier_edges;
+  for (const WaitEdge& e : wait_for_edges(ranks))
+    if (e.call->kind == WaitKind::Collective) barrier_edges.emplace_back(e.from_rank.rank, e.to_rank.rank);
+  EXPECT_EQ(barrier_edges, (std::vector<std::pair<int, int>>{{1, 0}, {1, 3}, {2, 0}, {2, 3}}));
+}
+
+TEST(WaitForGraph, ThreadRanksOfOneProcessAreSeparateNodes) {
+  // Thread-ranks 0 and 1 of process 0 wait for each other: a cycle within one process.
+  std::map<int, RankSummary> ranks;
+  add(ranks, 0, {tr_p2p("MPI_Recv", WaitKind::Recv, 0, 1, 1), tr_p2p("MPI_Ssend", WaitKind::Send, 1, 0, 2)});
+  EXPECT_EQ(describe_wait_for(ranks, 1),
+            std::vector<std::string>{"deadlock cycle: threadcomm rank 0 = process 0 thread 0 in MPI_Recv waits for "
+                                     "threadcomm rank 1 = process 0 thread 1 -> threadcomm rank 1 = process 0 thread 1 "
+                                     "in MPI_Ssend waits for threadcomm rank 0 = process 0 thread 0"});
+}
+
+TEST(WaitForGraph, ThreadRankCollectiveEveryMemberIsInHasNoEdge) {
+  std::map<int, RankSummary> ranks;
+  std::vector<ThreadRankId> pair = {tr(1), tr(2)};  // a communicator split from the threadcomm
+  add(ranks, 0, {tr_collective("MPI_Allreduce", 1, pair, 2)});
+  add(ranks, 1, {tr_collective("MPI_Allreduce", 2, pair, 1)});
+  EXPECT_TRUE(wait_for_edges(ranks).empty());
+  auto lines = describe_wait_for(ranks, 2);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1], "  threadcomm rank 1 = process 0 thread 1 in MPI_Allreduce on threadcomm ranks {1,2}: "
+                      "every member is blocked in it too");
+}
+
+TEST(WaitForGraph, ThreadRanksAndRanksWithoutACycleAreListed) {
+  std::map<int, RankSummary> ranks;
+  // Process 0: a thread outside any threadcomm receives from rank 1 (a process); thread-rank 0
+  // receives from thread-rank 2, which is not blocked; thread-rank 1 receives from any source.
+  add(ranks, 0, {p2p("MPI_Recv", WaitKind::Recv, 1, 3), tr_p2p("MPI_Recv", WaitKind::Recv, 0, 2, 1),
+                 tr_p2p("MPI_Recv", WaitKind::Recv, 1, kPeerAny, 2)});
+  // Process 1: only thread-rank 3 is blocked, in a barrier of all four.
+  add(ranks, 1, {tr_collective("MPI_Barrier", 3, all_thread_ranks(4), 1)});
+  EXPECT_EQ(describe_wait_for(ranks, 2),
+            (std::vector<std::string>{
+                "no deadlock cycle among the blocked calls of ranks {0,1} (2 of 2 ranks reported); waits for:",
+                "  rank 0 (thread 3) in MPI_Recv from rank 1 waits for rank 1 (only calls of its thread-ranks reported)",
+                "  threadcomm rank 0 = process 0 thread 0 in MPI_Recv waits for threadcomm rank 2 = process 1 thread 0 "
+                "(no blocked call reported)",
+                "  threadcomm rank 3 = process 1 thread 1 in MPI_Barrier on threadcomm ranks {0-3} waits for threadcomm "
+                "rank 0 = process 0 thread 0",
+                "  threadcomm rank 3 = process 1 thread 1 in MPI_Barrier on threadcomm ranks {0-3} waits for threadcomm "
+                "rank 1 = process 0 thread 1",
+                "  threadcomm rank 3 = process 1 thread 1 in MPI_Barrier on threadcomm ranks {0-3} waits for threadcomm "
+                "rank 2 = process 1 thread 0 (no blocked call reported)",
+                "  threadcomm rank 1 = process 0 thread 1 in MPI_Recv from any rank waits for no rank tsmpi can name"}));
+}
+
+TEST(WaitForGraph, ThreadRankSummaryRoundTripsThroughInts) {
+  RankSummary s{1, {tr_p2p("MPI_Recv", WaitKind::Recv, 3, 0, 2), collective("MPI_Bcast", {0, 1}, 1),
+                    tr_collective("MPI_Barrier", 2, all_thread_ranks(4), 3)}};
+  std::vector<int> v = encode_summary(s);
+  RankSummary back;
+  ASSERT_TRUE(decode_summary(v.data(), static_cast<int>(v.size()), back));
+  ASSERT_EQ(back.calls.size(), 3u);
+  EXPECT_EQ(back.calls[0].as, tr(3));
+  EXPECT_EQ(back.calls[0].peer, 0);
+  EXPECT_EQ(back.calls[0].peer_rank, tr(0));
+  EXPECT_EQ(back.calls[0].thread_members, all_thread_ranks(4));
+  EXPECT_FALSE(back.calls[1].on_thread_ranks());
+  EXPECT_EQ(back.calls[1].members, (std::vector<int>{0, 1}));
+  EXPECT_EQ(back.calls[2].as, tr(2));
+  EXPECT_EQ(back.calls[2].kind, WaitKind::Collective);
+  EXPECT_EQ(back.calls[2].thread_members, all_thread_ranks(4));
+  EXPECT_EQ(encode_summary(back), v);
+  EXPECT_FALSE(decode_summary(v.data(), static_cast<int>(v.size()) - 1, back));  // a thread member cut short
+}
