@@ -16,6 +16,7 @@
 #define TSMPI_RANKS_UTIL_H
 #include <mpi.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +25,21 @@
 #include <unistd.h>
 
 #include "tsmpi.h"
+
+/* A line of output in one write(2): the lines of two processes reach the launcher whole
+   (MPICH's hydra interleaved the pieces stdio wrote). */
+static inline void rk_say(const char* fmt, ...) {
+  char line[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (n >= (int)sizeof line) n = (int)sizeof line - 1;
+  fflush(stdout);
+  ssize_t w = write(1, line, (size_t)n);
+  (void)w;
+}
 
 #pragma weak MPIX_Threadcomm_init
 #pragma weak MPIX_Threadcomm_start
@@ -44,7 +60,7 @@ static __thread int rk_my = -1;
       if (atomic_fetch_add(&rk_failures, 1) < RK_MAX_REPORTS) {                               \
         char m_[512];                                                                         \
         snprintf(m_, sizeof m_, __VA_ARGS__);                                                 \
-        printf("%s: rank %d: thread-rank %d: [%s] check failed: %s: %s\n", rk_name, rk_wrank, \
+        rk_say("%s: rank %d: thread-rank %d: [%s] check failed: %s: %s\n", rk_name, rk_wrank, \
                rk_my, rk_stage, #cond, m_);                                                   \
         fflush(stdout);                                                                       \
       }                                                                                       \
@@ -90,7 +106,7 @@ static void rk_alarm(int sig) {
 static inline void rk_set_stage(const char* stage) {
   rk_stage = stage;
   if (getenv("RK_TRACE")) {
-    printf("%s: rank %d: stage %s\n", rk_name, rk_wrank, stage);
+    rk_say("%s: rank %d: stage %s\n", rk_name, rk_wrank, stage);
     fflush(stdout);
   }
 }
@@ -101,14 +117,14 @@ static inline void rk_init(int* argc, char*** argv, const char* name) {
   MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rk_wrank);
   MPI_Comm_size(MPI_COMM_WORLD, &rk_wsize);
-  setvbuf(stdout, NULL, _IOLBF, 0);
+  setvbuf(stdout, NULL, _IOLBF, 1 << 16);
   if (provided != MPI_THREAD_MULTIPLE) {
-    printf("%s: rank %d: MPI_THREAD_MULTIPLE not provided (%d)\n", name, rk_wrank, provided);
+    rk_say("%s: rank %d: MPI_THREAD_MULTIPLE not provided (%d)\n", name, rk_wrank, provided);
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
   if (!&MPIX_Threadcomm_init || !&MPIX_Threadcomm_start || !&MPIX_Threadcomm_finish ||
       !&MPIX_Threadcomm_free) {
-    printf("%s: rank %d: MPIX_Threadcomm_* not provided (run under tsmpirun with a libtsmpi "
+    rk_say("%s: rank %d: MPIX_Threadcomm_* not provided (run under tsmpirun with a libtsmpi "
            "that has threads as ranks): FAILED\n", name, rk_wrank);
     MPI_Abort(MPI_COMM_WORLD, 4);
   }
@@ -166,7 +182,7 @@ static inline int rk_finish(void) {
   int mine = atomic_load(&rk_failures), total = 0;
   rk_set_stage("finish");
   MPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  printf("%s: rank %d: %s\n", rk_name, rk_wrank, total ? "FAILED" : "ok");
+  rk_say("%s: rank %d: %s\n", rk_name, rk_wrank, total ? "FAILED" : "ok");
   fflush(stdout);
   alarm(0);
   MPI_Finalize();

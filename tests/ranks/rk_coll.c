@@ -533,7 +533,7 @@ static void large_count(MPI_Comm comm, int round) {
 int main(int argc, char** argv) {
   rk_init(&argc, &argv, "rk_coll");
   if (argc < 3) {
-    printf("usage: rk_coll ROUNDS SPEC\n");
+    rk_say("usage: rk_coll ROUNDS SPEC\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int rounds = atoi(argv[1]);
@@ -584,7 +584,7 @@ int main(int argc, char** argv) {
   MPI_OK(MPIX_Threadcomm_free(&tc));
   MPI_Op_free(&mat_op);
   MPI_Type_free(&mat_type);
-  printf("rk_coll: rank %d: %d threads of %d thread-ranks, %d rounds%s\n", rk_wrank, T, N_tc, rounds,
+  rk_say("rk_coll: rank %d: %d threads of %d thread-ranks, %d rounds%s\n", rk_wrank, T, N_tc, rounds,
          large ? ", large-count forms" : "");
   return rk_finish();
 }

@@ -252,7 +252,7 @@ static void* region(void* arg) {
 int main(int argc, char** argv) {
   rk_init(&argc, &argv, "rk_comm");
   if (argc < 3) {
-    printf("usage: rk_comm ROUNDS SPEC\n");
+    rk_say("usage: rk_comm ROUNDS SPEC\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int rounds = atoi(argv[1]);
@@ -276,6 +276,6 @@ int main(int argc, char** argv) {
   MPI_Comm_free_keyval(&kv_copy);
   MPI_Comm_free_keyval(&kv_nocopy);
   MPI_Errhandler_free(&eh_count);
-  printf("rk_comm: rank %d: %d threads of %d thread-ranks, %d regions\n", rk_wrank, T, N, rounds);
+  rk_say("rk_comm: rank %d: %d threads of %d thread-ranks, %d regions\n", rk_wrank, T, N, rounds);
   return rk_finish();
 }

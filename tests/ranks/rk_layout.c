@@ -176,7 +176,7 @@ static void run_config(const char* spec, int rounds) {
 #pragma omp parallel num_threads(T)
     {
       if (omp_get_num_threads() != T) {
-        printf("%s: rank %d: OpenMP gave %d threads, not %d\n", rk_name, rk_wrank, omp_get_num_threads(), T);
+        rk_say("%s: rank %d: OpenMP gave %d threads, not %d\n", rk_name, rk_wrank, omp_get_num_threads(), T);
         MPI_Abort(MPI_COMM_WORLD, 5);
       }
       MPI_OK(MPIX_Threadcomm_start(tc));
@@ -200,11 +200,11 @@ static void run_config(const char* spec, int rounds) {
 int main(int argc, char** argv) {
   rk_init(&argc, &argv, "rk_layout");
   if (argc < 3) {
-    printf("usage: rk_layout ROUNDS SPEC...\n");
+    rk_say("usage: rk_layout ROUNDS SPEC...\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int rounds = atoi(argv[1]);
   for (int i = 2; i < argc; ++i) run_config(argv[i], rounds);
-  printf("rk_layout: rank %d: %d configurations, %d regions\n", rk_wrank, argc - 2, total_regions);
+  rk_say("rk_layout: rank %d: %d configurations, %d regions\n", rk_wrank, argc - 2, total_regions);
   return rk_finish();
 }

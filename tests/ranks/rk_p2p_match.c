@@ -263,7 +263,7 @@ static void part_huge(int r, int round) {
 int main(int argc, char** argv) {
   rk_init(&argc, &argv, "rk_p2p_match");
   if (argc < 3) {
-    printf("usage: rk_p2p_match ROUNDS SPEC [MESSAGES]\n");
+    rk_say("usage: rk_p2p_match ROUNDS SPEC [MESSAGES]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int rounds = atoi(argv[1]);
@@ -295,6 +295,6 @@ int main(int argc, char** argv) {
   }
   rk_set_stage("MPIX_Threadcomm_free");
   MPI_OK(MPIX_Threadcomm_free(&tc));
-  printf("rk_p2p_match: rank %d: %d threads of %d thread-ranks, %d rounds\n", rk_wrank, T, N, rounds);
+  rk_say("rk_p2p_match: rank %d: %d threads of %d thread-ranks, %d rounds\n", rk_wrank, T, N, rounds);
   return rk_finish();
 }

@@ -419,7 +419,7 @@ static void part_datatypes(int r, int left, int right, int round) {
 int main(int argc, char** argv) {
   rk_init(&argc, &argv, "rk_p2p_modes");
   if (argc < 3) {
-    printf("usage: rk_p2p_modes ROUNDS SPEC\n");
+    rk_say("usage: rk_p2p_modes ROUNDS SPEC\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int rounds = atoi(argv[1]);
@@ -473,6 +473,6 @@ int main(int argc, char** argv) {
   int bs;
   MPI_Buffer_detach(&bbuf, &bs);
   free(bbuf);
-  printf("rk_p2p_modes: rank %d: %d threads of %d thread-ranks, %d rounds\n", rk_wrank, T, N, rounds);
+  rk_say("rk_p2p_modes: rank %d: %d threads of %d thread-ranks, %d rounds\n", rk_wrank, T, N, rounds);
   return rk_finish();
 }

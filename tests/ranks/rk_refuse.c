@@ -82,7 +82,7 @@ static void still_works(int r, const char* after) {
 int main(int argc, char** argv) {
   rk_init(&argc, &argv, "rk_refuse");
   if (argc < 2) {
-    printf("usage: rk_refuse SPEC\n");
+    rk_say("usage: rk_refuse SPEC\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   T = rk_threads_of(argv[1], rk_wrank);
@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
   rk_set_stage("region 2: MPIX_Threadcomm_free");
   MPI_OK(MPIX_Threadcomm_free(&tc));
   MPI_Errhandler_free(&eh);
-  printf("rk_refuse: rank %d: %d threads of %d thread-ranks, %d refusals checked\n", rk_wrank, T, N,
+  rk_say("rk_refuse: rank %d: %d threads of %d thread-ranks, %d refusals checked\n", rk_wrank, T, N,
          atomic_load(&refused_total));
   return rk_finish();
 }
