@@ -85,7 +85,10 @@ Comm* join_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members, i
     }
   }
   if (made) adopt_orphans(c);
-  memberships().push_back(Member{c, my_rank});
+  Member m;
+  m.comm = c;
+  m.rank = my_rank;
+  memberships().push_back(m);
   return c;
 }
 

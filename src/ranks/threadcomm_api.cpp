@@ -129,7 +129,10 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_start(MPI_Comm threadcomm) {
     f->arrivals.fetch_sub(1, std::memory_order_acq_rel);
     return fail(MPI_COMM_NULL, MPI_ERR_OTHER, "MPIX_Threadcomm_start: more threads than num_threads");
   }
-  memberships().push_back(Member{c, f->offset[static_cast<std::size_t>(f->my_proc)] + index});
+  Member m;
+  m.comm = c;
+  m.rank = f->offset[static_cast<std::size_t>(f->my_proc)] + index;
+  memberships().push_back(m);
   ++tl_regions;
   f->in_region.fetch_add(1, std::memory_order_relaxed);
   f->region_barrier.wait(f->nlocal);
