@@ -3,8 +3,8 @@
 
 Usage: python3 scripts/lib/bench_report.py RESULTS_DIR
 
-Reads RESULTS_DIR/{overhead,overhead_f,msgrate,rtt,commdup,recvcost}.csv (missing ones are
-skipped) and writes, per figure and MPI, <figure>-<mpi>.png and
+Reads RESULTS_DIR/{overhead,overhead_f,msgrate,rtt,commdup,recvcost,threadcomm,threadcomm_bw,
+threadcomm_msgrate,threadcomm_coll}.csv (missing ones are skipped) and writes, per figure and MPI, <figure>-<mpi>.png and
 <figure>-<mpi>-ratio.png, per figure <figure>-points.csv, and summary.md.
 Prints one line per target. Exits 0 whether targets are met or not; non-zero
 only on malformed input.
@@ -20,6 +20,10 @@ import sys
 # ---------------------------------------------------------------- definitions
 # Series order per figure (unknown series are appended in order of appearance),
 # what the value is, and how the axes are drawn.
+THREADCOMM_SERIES = ["thread-ranks", "procs-tsmpi", "procs-native"]
+THREADCOMM_COLLECTIVES = ["barrier", "bcast-8", "bcast-64K", "allreduce-8", "allreduce-64K"]
+THREADCOMM_RATIOS = [("thread-ranks", "procs-native"), ("thread-ranks", "procs-tsmpi"),
+                     ("procs-tsmpi", "procs-native")]
 FIGURES = {
     "overhead": dict(series=["native-single", "native-multiple", "tsmpi-passthrough",
                              "tsmpi-default", "tsmpi-serialize", "tsmpi-check"],
@@ -48,6 +52,20 @@ FIGURES = {
                              "tsmpi-helper", "tsmpi-serialize", "tsmpi-mprobe-check"],
                      what="time per probe -> receive, one process", unit="ns", better="lower",
                      xlabel="message size (bytes)", xlog2=False, ylog=False, patterns=["-"]),
+    # Threads as MPI ranks (bench/threadcomm.c): two thread-ranks of one process on a threadcomm
+    # against two processes on MPI_COMM_WORLD, under tsmpi and natively. The ping-pong gives
+    # threadcomm (latency) and threadcomm_bw (size / latency); the collectives one panel per
+    # call and size, x = the number of ranks (threads of one process, or processes).
+    "threadcomm": dict(series=THREADCOMM_SERIES, what="ping-pong one-way latency, 2 ranks", unit="µs",
+                       better="lower", xlabel="message size (bytes)", xlog2=True, ylog=True, patterns=["-"]),
+    "threadcomm_bw": dict(series=THREADCOMM_SERIES, what="ping-pong bandwidth, 2 ranks", unit="MB/s",
+                          better="higher", xlabel="message size (bytes)", xlog2=True, ylog=True, patterns=["-"]),
+    "threadcomm_msgrate": dict(series=THREADCOMM_SERIES, what="message rate of 8-byte MPI_Isend windows, 2 ranks",
+                               unit="msg/s", better="higher", xlabel="window (messages in flight)", xname="window",
+                               xlog2=True, ylog=True, patterns=["-"]),
+    "threadcomm_coll": dict(series=THREADCOMM_SERIES, what="time per collective call", unit="µs", better="lower",
+                            xlabel="ranks (threads of 1 process, or processes)", xname="ranks",
+                            xlog2=True, ylog=True, patterns=THREADCOMM_COLLECTIVES),
 }
 
 # Ratios: (series glob, baseline) per figure; a series never compares to itself.
@@ -60,10 +78,14 @@ RATIOS = {
     "commdup": [("tsmpi-serialize-multi1", "native-multi1"),
                 ("tsmpi-serialize-multi2", "native-multi2"),
                 ("native-multi1", "native-single"), ("native-multi2", "native-single")],
+    "threadcomm": THREADCOMM_RATIOS,
+    "threadcomm_bw": THREADCOMM_RATIOS,
+    "threadcomm_msgrate": THREADCOMM_RATIOS,
+    "threadcomm_coll": THREADCOMM_RATIOS,
 }
 
-# Targets on the geometric mean over x of the per-point median paired ratios.
-# (figure, series, baseline, op, bound, patterns, mpis or None for every MPI)
+# Targets on the geometric mean over x of the per-point median paired ratios, or on one point.
+# (figure, series, baseline, op, bound, patterns, mpis or None for every MPI[, x of the point])
 TARGETS = [
     ("overhead", "tsmpi-passthrough", "native-multiple", "<=", 1.05, ["-"], None),
     ("overhead", "tsmpi-serialize", "native-single", "<=", 1.15, ["-"], None),
@@ -72,6 +94,11 @@ TARGETS = [
     ("msgrate", "tsmpi-lock2d", "native-mprobe", ">=", 0.80, ["directed"], None),
     ("msgrate", "tsmpi-helper", "native-mprobe", ">=", 0.80, ["directed"], None),
     ("msgrate", "tsmpi-serialize", "native-mprobe", ">=", 1.00, ["directed", "any"], ["openmpi"]),
+    # Threads as ranks against the MPI's own processes (the issue's targets, reported only):
+    # latency at 8 B, bandwidth at 1 MiB, every collective over T = 2, 4, 8.
+    ("threadcomm", "thread-ranks", "procs-native", "<=", 0.5, ["-"], None, 8),
+    ("threadcomm_bw", "thread-ranks", "procs-native", ">=", 1.0, ["-"], None, 1 << 20),
+    ("threadcomm_coll", "thread-ranks", "procs-native", "<=", 0.5, THREADCOMM_COLLECTIVES, None),
 ]
 
 COLUMNS = ["mpi", "figure", "series", "pattern", "x", "rep", "value", "false_matches"]
@@ -89,7 +116,7 @@ class InputError(Exception):
 
 def ordered(items, order):
     """items in `order` first, then the rest in their order of appearance."""
-    items = list(dict.fromkeys(items))
+    items, order = list(dict.fromkeys(items)), list(dict.fromkeys(order))
     return [i for i in order if i in items] + [i for i in items if i not in order]
 
 
@@ -172,7 +199,8 @@ def summarise(figure, data, seen):
                 ratios.setdefault((mpi, pattern, s, base, x), []).append(value / b)
     layout = dict(series=series, pairs=pairs,
                   mpis=ordered({k[0] for k in points}, MPI_ORDER),
-                  patterns=ordered({k[1] for k in points}, PATTERN_ORDER),
+                  patterns=ordered([k[1] for k in points],
+                                   PATTERN_ORDER + FIGURES.get(figure, {}).get("patterns", [])),
                   xs=sorted({k[3] for k in points}))
     return points, ratios, layout
 
@@ -184,16 +212,17 @@ def geomean(values):
 def evaluate_targets(results, mpis_seen):
     """One row per target, MPI and pattern, in TARGETS order."""
     rows = []
-    for figure, s, base, op, bound, patterns, mpis in TARGETS:
+    for figure, s, base, op, bound, patterns, mpis, *at in TARGETS:
+        at = at[0] if at else None
         # Every MPI that was run (all if none was) that the target applies to.
         for mpi in mpis_seen or MPI_ORDER:
             if mpis is None or mpi in mpis:
                 for pattern in patterns:
                     ratios = results.get(figure, ({}, {}, {}))[1]
                     per_x = {x: statistics.median(r) for (m, p, s2, b, x), r in ratios.items()
-                             if (m, p, s2, b) == (mpi, pattern, s, base)}
+                             if (m, p, s2, b) == (mpi, pattern, s, base) and at in (None, x)}
                     row = dict(mpi=mpi, figure=figure, pattern=pattern, series=s, baseline=base,
-                               op=op, bound=bound, geomean=None, worst=None, met=None)
+                               op=op, bound=bound, at=at, geomean=None, worst=None, met=None)
                     if per_x:
                         row["geomean"] = geomean(list(per_x.values()))
                         pick = max if op == "<=" else min  # the point farthest on the wrong side
@@ -236,7 +265,8 @@ def median_or_none(values):
 
 
 def target_text(row):
-    return f"{row['series']}/{row['baseline']} {OPS[row['op']][0]} {row['bound']:.2f}"
+    at = "" if row.get("at") is None else f" at x={row['at']}"
+    return f"{row['series']}/{row['baseline']} {OPS[row['op']][0]} {row['bound']:.2f}{at}"
 
 
 def result_text(row):
@@ -280,7 +310,9 @@ def plot_figure(out_dir, figure, mpi, points, ratios, layout, targets, plt):
 
     def draw(kind):
         # 100 dpi: 1000 px for one panel, 1450 px for two.
-        fig, axes = plt.subplots(1, len(patterns), figsize=(10 if len(patterns) == 1 else 14.5, 5.5),
+        # (threadcomm_coll: one per collective, 4 inches each)
+        inches = 10 if len(patterns) == 1 else 14.5 if len(patterns) == 2 else 4 * len(patterns)
+        fig, axes = plt.subplots(1, len(patterns), figsize=(inches, 5.5),
                                  squeeze=False, sharey=True)
         for ax, pattern in zip(axes[0], patterns):
             if kind == "value":
@@ -381,8 +413,9 @@ def write_summary(out_dir, results, target_rows, images):
           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for t in target_rows:
         worst = "n/a" if t["worst"] is None else f"x={t['worst'][0]}: {fmt_ratio(t['worst'][1])}"
+        at = "" if t.get("at") is None else f" at x={t['at']}"
         md.append(f"| {t['mpi']} | {t['figure']} | {t['pattern']} | {t['series']} | {t['baseline']} | "
-                  f"{OPS[t['op']][0]} {t['bound']:.2f} | {fmt_ratio(t['geomean'])} | {worst} | {result_text(t)} |")
+                  f"{OPS[t['op']][0]} {t['bound']:.2f}{at} | {fmt_ratio(t['geomean'])} | {worst} | {result_text(t)} |")
     mpis = ordered({m for r in results.values() for m in r[2]["mpis"]}, MPI_ORDER)
     for mpi in mpis:
         md += ["", f"## {MPI_NAMES.get(mpi, mpi)} ({mpi})"]
@@ -400,7 +433,7 @@ def write_summary(out_dir, results, target_rows, images):
                 pairs = [(s, b) for s, b in layout["pairs"] if s in series]
                 if pattern != "-":
                     md += ["", f"#### pattern {pattern}"]
-                xname = "processes" if figure == "commdup" else "size (B)"
+                xname = spec.get("xname", "processes" if figure == "commdup" else "size (B)")
                 md += ["", "| " + " | ".join([xname] + [f"{s} ({spec['unit']})" for s in series]
                                               + [f"{s}/{b}" for s, b in pairs]) + " |",
                        "|" + " ---: |" * (1 + len(series) + len(pairs))]
