@@ -76,6 +76,16 @@ class Batch {
 };
 
 bool in_place(const void* p) { return p == MPI_IN_PLACE; }
+
+// The blocks of a rooted or all-to-one collective: per rank a count and a displacement (the v
+// forms), or `each` elements at i * each.
+struct Blocks {
+  Counts counts;
+  Displs displs;
+  MPI_Count each = 0;
+  MPI_Count count(int i) const { return counts.null() ? each : counts[i]; }
+  MPI_Aint displ(int i) const { return counts.null() ? static_cast<MPI_Aint>(i) * each : displs[i]; }
+};
 TypedBuffer at(const void* buf, MPI_Aint index, MPI_Count count, MPI_Datatype type) {
   return {element(buf, index, type), count, type};
 }
@@ -130,52 +140,45 @@ int bcast_generic(const Coll& k, void* buf, MPI_Count count, MPI_Datatype type, 
 }
 
 int gatherv_generic(const Coll& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
-                    const Counts& rcounts, const Displs& displs, MPI_Count rcount_all, MPI_Datatype rtype, int root) {
+                    const Blocks& r, MPI_Datatype rtype, int root) {
   Batch b(k);
-  auto count_of = [&](int i) { return rcounts.null() ? rcount_all : rcounts[i]; };
-  auto displ_of = [&](int i) -> MPI_Aint { return rcounts.null() ? static_cast<MPI_Aint>(i) * rcount_all : displs[i]; };
   if (k.me != root) {
     b.send(root, {sbuf, scount, stype});
     return b.wait();
   }
   for (int i = 0; i < k.size(); ++i) {
     if (i == root) continue;
-    b.recv(i, at(rbuf, displ_of(i), count_of(i), rtype));
+    b.recv(i, at(rbuf, r.displ(i), r.count(i), rtype));
   }
-  if (!in_place(sbuf)) local_copy({sbuf, scount, stype}, at(rbuf, displ_of(root), count_of(root), rtype));
+  if (!in_place(sbuf)) local_copy({sbuf, scount, stype}, at(rbuf, r.displ(root), r.count(root), rtype));
   return b.wait();
 }
 
-int scatterv_generic(const Coll& k, const void* sbuf, const Counts& scounts, const Displs& displs,
-                     MPI_Count scount_all, MPI_Datatype stype, void* rbuf, MPI_Count rcount, MPI_Datatype rtype,
-                     int root) {
+int scatterv_generic(const Coll& k, const void* sbuf, const Blocks& r, MPI_Datatype stype, void* rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, int root) {
   Batch b(k);
-  auto count_of = [&](int i) { return scounts.null() ? scount_all : scounts[i]; };
-  auto displ_of = [&](int i) -> MPI_Aint { return scounts.null() ? static_cast<MPI_Aint>(i) * scount_all : displs[i]; };
   if (k.me != root) {
     b.recv(root, {rbuf, rcount, rtype});
     return b.wait();
   }
   for (int i = 0; i < k.size(); ++i) {
     if (i == root) continue;
-    b.send(i, at(sbuf, displ_of(i), count_of(i), stype));
+    b.send(i, at(sbuf, r.displ(i), r.count(i), stype));
   }
-  if (!in_place(rbuf)) local_copy(at(sbuf, displ_of(root), count_of(root), stype), {rbuf, rcount, rtype});
+  if (!in_place(rbuf)) local_copy(at(sbuf, r.displ(root), r.count(root), stype), {rbuf, rcount, rtype});
   return b.wait();
 }
 
 int allgatherv_generic(const Coll& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
-                       const Counts& rcounts, const Displs& displs, MPI_Count rcount_all, MPI_Datatype rtype) {
+                       const Blocks& r, MPI_Datatype rtype) {
   Batch b(k);
-  auto count_of = [&](int i) { return rcounts.null() ? rcount_all : rcounts[i]; };
-  auto displ_of = [&](int i) -> MPI_Aint { return rcounts.null() ? static_cast<MPI_Aint>(i) * rcount_all : displs[i]; };
-  TypedBuffer mine = in_place(sbuf) ? at(rbuf, displ_of(k.me), count_of(k.me), rtype) : TypedBuffer{sbuf, scount, stype};
+  TypedBuffer mine = in_place(sbuf) ? at(rbuf, r.displ(k.me), r.count(k.me), rtype) : TypedBuffer{sbuf, scount, stype};
   for (int i = 0; i < k.size(); ++i) {
     if (i == k.me) continue;
-    b.recv(i, at(rbuf, displ_of(i), count_of(i), rtype));
+    b.recv(i, at(rbuf, r.displ(i), r.count(i), rtype));
     b.send(i, mine);
   }
-  if (!in_place(sbuf)) local_copy(mine, at(rbuf, displ_of(k.me), count_of(k.me), rtype));
+  if (!in_place(sbuf)) local_copy(mine, at(rbuf, r.displ(k.me), r.count(k.me), rtype));
   return b.wait();
 }
 
@@ -430,7 +433,7 @@ int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
   return run(k, call, nb, root, [=](const Coll& c) {
-    return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, {}, {}, recvcount, recvtype, root);
+    return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{{}, {}, recvcount}, recvtype, root);
   });
 }
 
@@ -441,7 +444,7 @@ int gatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, voi
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
   return run(k, call, nb, root, [=](const Coll& c) {
-    return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root);
+    return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{recvcounts, displs}, recvtype, root);
   });
 }
 
@@ -452,7 +455,7 @@ int scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, voi
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
   return run(k, call, nb, root, [=](const Coll& c) {
-    return scatterv_generic(c, sendbuf, {}, {}, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+    return scatterv_generic(c, sendbuf, Blocks{{}, {}, sendcount}, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
 
@@ -463,7 +466,7 @@ int scatterv(const void* sendbuf, Counts sendcounts, Displs displs, MPI_Datatype
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
   return run(k, call, nb, root, [=](const Coll& c) {
-    return scatterv_generic(c, sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root);
+    return scatterv_generic(c, sendbuf, Blocks{sendcounts, displs}, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
 
@@ -473,7 +476,7 @@ int allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, v
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   return run(k, call, nb, -1, [=](const Coll& c) {
-    return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, {}, {}, recvcount, recvtype);
+    return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{{}, {}, recvcount}, recvtype);
   });
 }
 
@@ -483,7 +486,7 @@ int allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, 
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   return run(k, call, nb, -1, [=](const Coll& c) {
-    return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype);
+    return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{recvcounts, displs}, recvtype);
   });
 }
 
@@ -570,8 +573,8 @@ int reduce_scatter_generic(const Coll& c, const void* sendbuf, void* recvbuf, Co
   if (c.me == 0) whole = std::make_unique<TypedScratch>(total, type);
   int rc = reduce_generic(c, input, whole ? whole->data() : nullptr, total, type, op, 0);
   std::vector<MPI_Aint> displs(d.begin(), d.end());
-  int rc2 = scatterv_generic(c, whole ? whole->data() : nullptr, Counts(n.data()), Displs(displs.data()), 0, type, recvbuf,
-                             n[static_cast<std::size_t>(c.me)], type, 0);
+  int rc2 = scatterv_generic(c, whole ? whole->data() : nullptr, Blocks{Counts(n.data()), Displs(displs.data())}, type,
+                             recvbuf, n[static_cast<std::size_t>(c.me)], type, 0);
   return rc != MPI_SUCCESS ? rc : rc2;
 }
 }  // namespace
@@ -617,8 +620,8 @@ int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype typ
 // Used by comm_ops.cpp: an allgather of fixed-size records over a communicator's members.
 int allgather_bytes(Comm* c, Member* m, const void* mine, std::size_t bytes, void* all) {
   Coll k{c, m->rank, collective_tag(m->coll_seq++, "MPI_Comm_split")};
-  return allgatherv_generic(k, mine, static_cast<MPI_Count>(bytes), MPI_BYTE, all, {}, {},
-                            static_cast<MPI_Count>(bytes), MPI_BYTE);
+  return allgatherv_generic(k, mine, static_cast<MPI_Count>(bytes), MPI_BYTE, all,
+                            Blocks{{}, {}, static_cast<MPI_Count>(bytes)}, MPI_BYTE);
 }
 
 }  // namespace tsmpi::ranks

@@ -18,23 +18,27 @@ struct Comm;
 inline constexpr std::size_t kEagerLimit = 16 * 1024;
 inline constexpr std::size_t kInlineBytes = 256;
 
-struct SendOp {
-  TypedBuffer buf;
-  std::size_t bytes = 0;
-  int err = MPI_SUCCESS;
+// How an operation completes: `done` is set, then `then(owner)` runs (a request's completion),
+// by whichever thread completes it.
+struct Completion {
   Done done;
-  // Called by whoever completes the send, after done is set (requests).
   void (*then)(void* owner) = nullptr;
   void* owner = nullptr;
   void complete() {
     void (*t)(void*) = then;
     void* o = owner;
-    done.set();  // may free *this (a blocking sender returns)
+    done.set();  // may end the operation's life (a blocking caller returns)
     if (t) t(o);
   }
 };
 
-struct RecvOp {
+struct SendOp : Completion {
+  TypedBuffer buf;
+  std::size_t bytes = 0;
+  int err = MPI_SUCCESS;
+};
+
+struct RecvOp : Completion {
   RecvOp* next = nullptr;
   int src = 0, tag = 0;  // what it accepts (MPI_ANY_SOURCE, MPI_ANY_TAG)
   std::uint64_t seq = 0;
@@ -44,15 +48,6 @@ struct RecvOp {
   int r_src = MPI_ANY_SOURCE, r_tag = MPI_ANY_TAG, r_err = MPI_SUCCESS;
   std::size_t r_bytes = 0;
   bool cancelled = false;
-  Done done;
-  void (*then)(void* owner) = nullptr;
-  void* owner = nullptr;
-  void complete() {
-    void (*t)(void*) = then;
-    void* o = owner;
-    done.set();
-    if (t) t(o);
-  }
   // inside_mpi: called back by the MPI (a generalized request's query), which in serialize mode
   // already holds its lock.
   void fill(MPI_Status* status, bool inside_mpi = false) const;

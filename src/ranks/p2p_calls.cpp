@@ -40,6 +40,12 @@ int first_error(std::initializer_list<int> codes) {
     if (c != MPI_SUCCESS) return c;
   return MPI_SUCCESS;
 }
+int check_send(const Comm* c, MPI_Count count, MPI_Datatype type, int dest, int tag) {
+  return first_error({check_count(count), check_type(type), check_dest(c, dest), check_send_tag(tag)});
+}
+int check_recv(const Comm* c, MPI_Count count, MPI_Datatype type, int source, int tag) {
+  return first_error({check_count(count), check_type(type), check_source(c, source), check_recv_tag(tag)});
+}
 }  // namespace
 
 namespace api {
@@ -48,7 +54,7 @@ int send(const char* call, const void* buf, MPI_Count count, MPI_Datatype type, 
          SendMode mode) {
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  if (int e = first_error({check_count(count), check_type(type), check_dest(k.c, dest), check_send_tag(tag)}))
+  if (int e = check_send(k.c, count, type, dest, tag))
     return k.fail(e, call);
   return raise(k.c, ranks::send(k.c, k.m->rank, {buf, count, type}, dest, tag, mode, Channel::kP2P), call);
 }
@@ -57,7 +63,7 @@ int isend(const char* call, const void* buf, MPI_Count count, MPI_Datatype type,
           SendMode mode, MPI_Request* request) {
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  if (int e = first_error({check_count(count), check_type(type), check_dest(k.c, dest), check_send_tag(tag)}))
+  if (int e = check_send(k.c, count, type, dest, tag))
     return k.fail(e, call);
   Request* r = new_request(k.c, k.m->rank, 1, request);
   count_send(r);
@@ -73,7 +79,7 @@ int send_init(const char* call, const void* buf, MPI_Count count, MPI_Datatype t
               MPI_Comm comm, SendMode mode, MPI_Request* request) {
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  if (int e = first_error({check_count(count), check_type(type), check_dest(k.c, dest), check_send_tag(tag)}))
+  if (int e = check_send(k.c, count, type, dest, tag))
     return k.fail(e, call);
   return raise(k.c, persistent_init(k.c, k.m->rank, false, {buf, count, type}, dest, tag, mode, request), call);
 }
@@ -81,7 +87,7 @@ int send_init(const char* call, const void* buf, MPI_Count count, MPI_Datatype t
 int recv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   Caller k = caller(comm, "MPI_Recv");
   if (!k) return k.rc;
-  if (int e = first_error({check_count(count), check_type(type), check_source(k.c, source), check_recv_tag(tag)}))
+  if (int e = check_recv(k.c, count, type, source, tag))
     return k.fail(e, "MPI_Recv");
   return raise(k.c, ranks::recv(k.c, k.m->rank, source, tag, {buf, count, type}, Channel::kP2P, status), "MPI_Recv");
 }
@@ -89,7 +95,7 @@ int recv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI
 int irecv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
   Caller k = caller(comm, "MPI_Irecv");
   if (!k) return k.rc;
-  if (int e = first_error({check_count(count), check_type(type), check_source(k.c, source), check_recv_tag(tag)}))
+  if (int e = check_recv(k.c, count, type, source, tag))
     return k.fail(e, "MPI_Irecv");
   Request* r = new_request(k.c, k.m->rank, 1, request);
   count_recv(r);
@@ -101,7 +107,7 @@ int recv_init(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag
               MPI_Request* request) {
   Caller k = caller(comm, "MPI_Recv_init");
   if (!k) return k.rc;
-  if (int e = first_error({check_count(count), check_type(type), check_source(k.c, source), check_recv_tag(tag)}))
+  if (int e = check_recv(k.c, count, type, source, tag))
     return k.fail(e, "MPI_Recv_init");
   return raise(k.c, persistent_init(k.c, k.m->rank, true, {buf, count, type}, source, tag, SendMode::kStandard, request),
                "MPI_Recv_init");
@@ -112,9 +118,8 @@ int sendrecv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, in
              MPI_Status* status) {
   Caller k = caller(comm, "MPI_Sendrecv");
   if (!k) return k.rc;
-  if (int e = first_error({check_count(sendcount), check_count(recvcount), check_type(sendtype), check_type(recvtype),
-                           check_dest(k.c, dest), check_source(k.c, source), check_send_tag(sendtag),
-                           check_recv_tag(recvtag)}))
+  if (int e = first_error({check_send(k.c, sendcount, sendtype, dest, sendtag),
+                           check_recv(k.c, recvcount, recvtype, source, recvtag)}))
     return k.fail(e, "MPI_Sendrecv");
   RecvOp r;
   int rc = start_recv(k.c, k.m->rank, source, recvtag, {recvbuf, recvcount, recvtype}, Channel::kP2P, &r);
@@ -143,9 +148,8 @@ int isendrecv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, i
               MPI_Request* request) {
   Caller k = caller(comm, "MPI_Isendrecv");
   if (!k) return k.rc;
-  if (int e = first_error({check_count(sendcount), check_count(recvcount), check_type(sendtype), check_type(recvtype),
-                           check_dest(k.c, dest), check_source(k.c, source), check_send_tag(sendtag),
-                           check_recv_tag(recvtag)}))
+  if (int e = first_error({check_send(k.c, sendcount, sendtype, dest, sendtag),
+                           check_recv(k.c, recvcount, recvtype, source, recvtag)}))
     return k.fail(e, "MPI_Isendrecv");
   Request* r = new_request(k.c, k.m->rank, 2, request);
   count_recv(r);
