@@ -1146,7 +1146,7 @@ contains
     ! file that does not exist calls it.
     call MPI_File_create_errhandler(fs_file_eh, feh, ierr)
     call MPI_File_set_errhandler(MPI_FILE_NULL, feh, ierr)
-    call MPI_File_open(MPI_COMM_SELF, '/nonexistent-f_semantics-dir/none  ', MPI_MODE_RDONLY, MPI_INFO_NULL, fh, e)
+    call MPI_File_open(MPI_COMM_SELF, 'f_semantics-no-such-file  ', MPI_MODE_RDONLY, MPI_INFO_NULL, fh, e)
     call say('file errhandler', 'calls=' // i2s(feh_calls) // ' class=' // class2s(feh_code) // ' file_null=' // &
              i2s(feh_file_null) // ' returned=' // class2s(e))
     call expect(feh_calls == 1 .and. e /= MPI_SUCCESS, 'file errhandler', 'handler')
