@@ -1,20 +1,25 @@
 #!/bin/bash
 # models/check.sh MODEL.pml WORKDIR [--safety-only] [--expect-livelock-without DEFINE]
-#                 [--expect-deadlock-without DEFINE] [-DDEFINE...]
+#                 [--expect-deadlock-without DEFINE] [--expect-assertion-with MUTANT]...
+#                 [--expect-deadlock-with MUTANT]... [-DDEFINE...]
 # Model-checks MODEL with spin: no assertion violations, no invalid end states (deadlock) and,
 # under weak fairness, no non-progress cycles (livelock); --safety-only leaves the livelock
 # check out (for models that do not claim livelock freedom). The negative controls show that
 # the model can fail: with --expect-livelock-without D it also checks the model without -DD and
 # requires spin to find a non-progress cycle there; with --expect-deadlock-without D it requires
-# spin to find an invalid end state (deadlock) without -DD.
+# spin to find an invalid end state (deadlock) without -DD. Mutants are the other way round:
+# with --expect-assertion-with M (--expect-deadlock-with M) spin must find an assertion
+# violation (an invalid end state) in the model with -DM added; both may be repeated.
 set -euo pipefail
 model=$(realpath "$1"); work=$2; shift 2
-control=""; control_kind=""; safety_only=""
+control=""; control_kind=""; safety_only=""; mutants=()
 while [ $# -gt 0 ]; do
   case $1 in
     --expect-livelock-without) control=$2; control_kind=livelock; shift 2 ;;
     --expect-deadlock-without) control=$2; control_kind=deadlock; shift 2 ;;
     --safety-only) safety_only=1; shift ;;
+    --expect-assertion-with) mutants+=("$2:assertion"); shift 2 ;;
+    --expect-deadlock-with) mutants+=("$2:deadlock"); shift 2 ;;
     *) break ;;
   esac
 done
@@ -30,7 +35,7 @@ verify() {  # verify NAME MODE [defines...]; prints spin's summary, returns pan'
     gcc -O2 -w -DSAFETY -o pan pan.c
     out=$(./pan -m1000000)
   else
-    gcc -O2 -w -DNP -DNFAIR=3 -o pan pan.c
+    gcc -O2 -w -DNP -DNFAIR=4 -o pan pan.c
     out=$(./pan -m1000000 -l -f)
   fi
   printf '%s\n' "$out" >pan.out
@@ -63,10 +68,25 @@ if [ -n "$control" ]; then
       { echo "FAIL: without -D$control spin should find the deadlock (an invalid end state)"; status=1; }
   fi
 fi
+caught=""
+for m in "${mutants[@]+"${mutants[@]}"}"; do
+  d=${m%%:*}; kind=${m#*:}
+  e=$(verify "mutant_$d" safety "${defines[@]+"${defines[@]}"}" "-D$d")
+  if [ "$kind" = assertion ]; then
+    pattern="^pan:[0-9]+: assertion violated"; what="an assertion violation"
+  else
+    pattern="^pan:[0-9]+: invalid end state"; what="the deadlock (an invalid end state)"
+  fi
+  if [ "$e" != 0 ] && [ "$e" != truncated ] && grep -qE "$pattern" "mutant_$d/pan.out"; then
+    caught+="${caught:+, }$d ($kind)"
+  else
+    echo "FAIL: with -D$d spin should find $what"; status=1
+  fi
+done
 if [ -n "$safety_only" ]; then
   summary="no deadlock, no assertion violation (livelock not checked)"
 else
   summary="no deadlock, no livelock"
 fi
-[ $status = 0 ] && echo "spin: $(basename "$model"): $summary${control:+; $control_kind found without -D$control as expected}"
+[ $status = 0 ] && echo "spin: $(basename "$model"): $summary${control:+; $control_kind found without -D$control as expected}${caught:+; mutants caught: $caught}"
 exit $status

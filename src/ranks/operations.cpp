@@ -11,6 +11,7 @@
 namespace tsmpi::ranks {
 
 std::atomic<std::int64_t> g_spin_ns{2'000};  // wake.h
+constinit thread_local std::int64_t tl_spin_ns = 0;
 
 namespace {
 // Packet pool (seed 002): a per-thread cache in front of a shared stack, so a steady stream of

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdint>
@@ -18,11 +19,16 @@ namespace tsmpi::ranks {
 
 inline constexpr int kYields = 64;
 
-// How long a waiter spins before it yields: long while the process's thread-ranks fit on the
-// machine's cores (the peer runs at the same time and answers within microseconds; a yield or
-// a sleep would cost a scheduler round trip per message), short when they outnumber the cores
-// (the peer may need this core). Set at MPIX_Threadcomm_init.
+// How long a waiter spins before it yields, at most: long while the process's thread-ranks fit
+// on the cores it may run on (the peer runs at the same time and answers within microseconds; a
+// yield or a sleep would cost a scheduler round trip per message), short when they outnumber
+// them (the peer may need this core). Set at MPIX_Threadcomm_init.
 extern std::atomic<std::int64_t> g_spin_ns;
+// Each thread adapts below that bound, as adaptive mutexes do: a wait that its spin ended
+// doubles the thread's next spin, one that had to yield halves it. On a machine whose other
+// load takes the peer's core, spinning stops wasting the time slice the peer needs.
+inline constexpr std::int64_t kMinSpinNs = 500;
+extern constinit thread_local std::int64_t tl_spin_ns;
 
 inline std::int64_t monotonic_ns() {
   timespec ts;
@@ -37,14 +43,19 @@ bool spin_then_yield(Pending&& pending) {
     if (!pending()) return true;
     __builtin_ia32_pause();
   }
-  const std::int64_t budget = g_spin_ns.load(std::memory_order_relaxed);
+  const std::int64_t bound = g_spin_ns.load(std::memory_order_relaxed);
+  if (tl_spin_ns <= 0 || tl_spin_ns > bound) tl_spin_ns = bound;
   const std::int64_t start = monotonic_ns();
-  while (monotonic_ns() - start < budget) {
+  while (monotonic_ns() - start < tl_spin_ns) {
     for (int i = 0; i < 32; ++i) {
-      if (!pending()) return true;
+      if (!pending()) {
+        tl_spin_ns = std::min(tl_spin_ns * 2, bound);
+        return true;
+      }
       __builtin_ia32_pause();
     }
   }
+  tl_spin_ns = std::max(tl_spin_ns / 2, kMinSpinNs);
   for (int i = 0; i < kYields; ++i) {
     if (!pending()) return true;
     sched_yield();
