@@ -1,8 +1,8 @@
 // A thread-rank's matching structure (seed 002): posted receives and messages not yet received,
 // each kept in FIFOs keyed by (source, tag), with wildcard receives in a list of their own; a
 // sequence number decides which of several candidates came first, so MPI's matching order holds
-// with MPI_ANY_SOURCE and MPI_ANY_TAG. One mutex per mailbox: it is contended only by the
-// thread-rank itself and the threads sending to it at that moment.
+// with MPI_ANY_SOURCE and MPI_ANY_TAG. One spin lock per mailbox: it is contended only by the
+// thread-rank itself and the threads sending to it at that moment, for a match at a time.
 #pragma once
 #include <mpi.h>
 
@@ -18,7 +18,7 @@ namespace tsmpi::ranks {
 class Mailbox {
  public:
   ~Mailbox();
-  std::mutex mu;
+  SpinLock mu;
   // Arrivals of messages, for blocking probes to wait on.
   Gate arrivals;
 

@@ -70,6 +70,26 @@ inline void futex_wake_all(std::atomic<std::uint32_t>& word) {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
+// A lock for critical sections of a few dozen instructions (a mailbox's match): spins, then
+// yields, never sleeps in the kernel. std::mutex made the receiver and its sender meet in
+// futex system calls on every message when they collided.
+class SpinLock {
+ public:
+  void lock() {
+    for (unsigned i = 0; !try_lock(); ++i) {
+      if (i < 128) __builtin_ia32_pause();
+      else sched_yield();  // the holder may need this core
+    }
+  }
+  bool try_lock() {
+    return !held_.load(std::memory_order_relaxed) && !held_.exchange(true, std::memory_order_acquire);
+  }
+  void unlock() { held_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> held_{false};
+};
+
 // A one-shot completion flag: 0 pending, 1 done, 2 pending with a sleeper.
 class Done {
  public:
