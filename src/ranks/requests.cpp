@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "matching/mpi_calls.h"
+#include "ranks/errors.h"
 #include "ranks/p2p.h"
 
 namespace tsmpi::ranks {
@@ -113,6 +114,7 @@ PersistentTable& table() {
 void signal(void* owner) {
   auto* p = static_cast<Persistent*>(owner);
   PersistentTable& t = table();
+  p->active.store(false, std::memory_order_release);
   mpi::locked([&] { return PMPI_Send(nullptr, 0, MPI_BYTE, 0, p->signal_tag, t.self); });
 }
 }  // namespace
@@ -169,6 +171,7 @@ Persistent* find_persistent(MPI_Request r) {
 int persistent_start(Persistent* p) {
   int rc = mpi::locked([&] { return PMPI_Start(&p->real); });
   if (rc != MPI_SUCCESS) return rc;
+  p->active.store(true, std::memory_order_release);
   p->send.done.reset();
   p->recv.done.reset();
   if (p->is_recv) return start_recv(p->comm, p->me, p->peer, p->tag, p->buf, Channel::kP2P, &p->recv);
@@ -181,6 +184,10 @@ int persistent_free(MPI_Request* r) {
   {
     std::lock_guard g(t.mu);
     auto it = t.by_request.find(handle_bits(*r));
+    // Freeing an active one would leave the engine completing freed memory: refused.
+    if (it != t.by_request.end() && it->second->active.load(std::memory_order_acquire))
+      return raise(it->second->comm, MPI_ERR_REQUEST,
+                   "MPI_Request_free (an active persistent request of a thread-rank communicator: complete it first)");
     if (it != t.by_request.end()) {
       p = it->second;
       t.by_request.erase(it);

@@ -53,6 +53,7 @@ struct Persistent {
   int signal_tag = 0;
   SendOp send;
   RecvOp recv;
+  std::atomic<bool> active{false};  // started and not yet complete
 };
 int persistent_init(Comm* c, int me, bool is_recv, const TypedBuffer& b, int peer, int tag, SendMode mode,
                     MPI_Request* out);
