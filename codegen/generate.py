@@ -46,6 +46,9 @@ THREADCOMM = {"engine": "kEngine", "complete": "kComplete", "refuse": "kRefuse",
 # The `ignored` column: when the standard says arguments are not significant. Each condition
 # names the argument that decides it (root, local_leader, or the buffer of inplace(...)).
 IGNORED_CONDITIONS = {"nonroot": "root", "nonleaf": "root", "procnull": "root", "nonleader": "local_leader"}
+# Where a wrapper calls the MPI's own function through tsmpi code that adds what no MPI has
+# (instead of PMPI_<name>): MPIX_COMM_TYPE_ADDRESS_SPACE on the MPI's communicators.
+NATIVE_CALLS = {"MPI_Comm_split_type": "tsmpi::ranks::native_comm_split_type"}
 # Parameter names of an MPI's mpi.h that differ from the standard's (Open MPI's MPI_Intercomm_create).
 PARAMETER_ALIASES = {"bridge_comm": "peer_comm"}
 
@@ -569,7 +572,7 @@ def emit_wrappers(functions, table, protos, strategies):
         if variadic:
             decl += ", ..."  # forwarded without the variable part: both MPIs ignore it (MPI_Pcontrol)
         call_args = ", ".join(f"a{i}" for i in range(len(params)))
-        pmpi = "P" + name
+        pmpi = NATIVE_CALLS.get(name, "P" + name)
         wrapper = f"extern \"C\" TSMPI_EXPORT {ret} {name}({decl or 'void'}) {{\n"
         if row["family"] in HANDLED_FAMILIES:
             out.append(f"{wrapper}  return tsmpi::handlers::{name}({call_args});\n}}\n\n")

@@ -29,6 +29,30 @@ int MPIX_Threadcomm_start(MPI_Comm threadcomm);
 int MPIX_Threadcomm_finish(MPI_Comm threadcomm);
 #endif
 
+/* Several MPI processes in one address space (the MPI Forum draft of ticket 310; docs/
+   threads-as-ranks.md#address-spaces). `tsmpirun -asp K -n N prog` runs N MPI processes, K per
+   OS process (address space p holds MPI_COMM_WORLD ranks p*K ... p*K+K-1).
+   MPI_Init_thread(..., MPIX_THREAD_ATTACH or MPIX_THREAD_REATTACH, &provided) is called once per
+   OS process; then each thread calls MPIX_Thread_attach(index), 0 <= index < K (K is the value
+   of the key "asp" of MPI_INFO_ENV), and is a thread of that MPI process from then on: its
+   MPI_COMM_WORLD and MPI_COMM_SELF are that process's. At MPIX_THREAD_REATTACH a thread may
+   attach again, to another index. Each MPI process calls MPI_Finalize (or the thread that
+   initialized MPI finalizes the processes that have not); the MPI underneath is finalized
+   with the last one. MPI_Comm_split_type(..., MPIX_COMM_TYPE_ADDRESS_SPACE, ...) groups the MPI
+   processes of one address space. */
+#ifndef MPIX_THREAD_ATTACH
+#define MPIX_THREAD_ATTACH (MPI_THREAD_MULTIPLE + 1)
+#endif
+#ifndef MPIX_THREAD_REATTACH
+#define MPIX_THREAD_REATTACH (MPI_THREAD_MULTIPLE + 2)
+#endif
+#ifndef MPIX_COMM_TYPE_ADDRESS_SPACE
+#define MPIX_COMM_TYPE_ADDRESS_SPACE 310 /* ticket 310; no MPI uses this split type */
+#endif
+#ifndef TSMPI_NO_THREAD_ATTACH_DECLARATIONS
+int MPIX_Thread_attach(int index);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

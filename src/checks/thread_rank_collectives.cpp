@@ -25,8 +25,15 @@ struct Left {
   Mark mark;
 };
 
+struct Blocked {
+  int fn = -1;
+  std::uint32_t seq = 0;
+  Mark mark;
+};
+
 struct Log {
   std::map<std::uint32_t, Entry> by_seq;
+  std::map<int, Blocked> blocking;  // rank -> the blocking collective one of its threads is in
   std::map<int, Left> left;  // members gone from the communicator, until all are
 };
 
@@ -41,10 +48,13 @@ std::string describe(int fn, int root) {
 
 }  // namespace
 
-void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, int root, int rank, int local_members) {
+void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, int root, int rank, int local_members,
+                                  bool blocking) {
   Mark me = mark_call(fn);
   Entry e_copy;
   bool mismatch = false;
+  bool concurrent = false;
+  Blocked other;
   std::vector<std::pair<int, Left>> gone;  // members that left before this collective
   {
     std::lock_guard g(g_mu);
@@ -64,7 +74,22 @@ void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, i
     ++e.arrived;
     e.expected = local_members;
     e.inside[rank] = me;
+    if (blocking) {
+      auto [it, fresh] = log.blocking.try_emplace(rank, Blocked{fn, seq, me});
+      if (!fresh) {
+        concurrent = true;
+        other = it->second;
+      }
+    }
   }
+  if (concurrent)
+    diag::report_error("two threads of rank " + std::to_string(rank) + " in blocking collectives on one communicator "
+                           "at once: " + fn_name(fn) + " (its collective #" + std::to_string(seq + 1) + ") while " +
+                           fn_name(other.fn) + " (#" + std::to_string(other.seq + 1) +
+                           ") has not returned (seed 004 Listing 3.3; MPI-4.0 §11.6.2: the threads of one MPI "
+                           "process must order their collectives on a communicator)",
+                       {involved(other.mark, "rank " + std::to_string(rank) + ", one thread in"),
+                        involved(me, "rank " + std::to_string(rank) + ", another thread in")});
   for (auto& [r, l] : gone)
     diag::report_error("thread-rank " + std::to_string(rank) + " calls " + describe(fn, root) + " as its collective #" +
                            std::to_string(seq + 1) + " on a communicator that thread-rank " + std::to_string(r) +
@@ -83,10 +108,14 @@ void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, i
                         involved(me, "thread-rank " + std::to_string(rank) + " in")});
 }
 
-void thread_rank_collective_end(const void* comm, std::uint32_t seq, int rank) {
+void thread_rank_collective_end(const void* comm, std::uint32_t seq, int rank, bool blocking) {
   std::lock_guard g(g_mu);
   auto lit = g_logs.find(comm);
   if (lit == g_logs.end()) return;
+  if (blocking) {
+    auto b = lit->second.blocking.find(rank);
+    if (b != lit->second.blocking.end() && b->second.seq == seq) lit->second.blocking.erase(b);
+  }
   auto it = lit->second.by_seq.find(seq);
   if (it == lit->second.by_seq.end()) return;
   it->second.inside.erase(rank);

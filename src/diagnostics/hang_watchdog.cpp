@@ -316,6 +316,11 @@ bool in_view(const ranks::CommView& v, int rank) { return rank >= 0 && rank < st
 // "threadcomm of 6 thread-ranks", "thread-rank comm of 3 thread-ranks (threadcomm ranks {0,2,4})".
 std::string thread_rank_object_text(const HandleRef& o, const ThreadRankComm& t) {
   if (!t.known) return "thread-rank comm " + hex(o.bits);
+  if (t.view.address_space) {
+    const std::string n = std::to_string(t.view.process.size()) + " MPI processes";
+    if (t.view.root) return "MPI_COMM_WORLD of " + n;
+    return "comm of " + n + " (ranks " + rank_set(t.view.family_rank) + ")";
+  }
   const std::string n = std::to_string(t.view.process.size()) + " thread-ranks";
   if (t.view.root) return "threadcomm of " + n;
   return "thread-rank comm of " + n + " (threadcomm ranks " + rank_set(t.view.family_rank) + ")";
@@ -339,7 +344,7 @@ std::string thread_rank_peer_text(int fn, int peer, const ThreadRankComm& t) {
 // communicator of the threadcomm the call is on.
 ThreadRankId thread_rank_id(const ranks::CommView& v, int r) {
   const auto i = static_cast<std::size_t>(r);
-  return {v.world[i], v.family_rank[i], v.thread[i]};
+  return {v.world[i], v.family_rank[i], v.thread[i], v.address_space ? 1 : 0};
 }
 
 // A blocked call on a thread-rank communicator as the graph sees it: made by the caller's

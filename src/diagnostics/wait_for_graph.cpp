@@ -12,13 +12,13 @@ namespace {
 
 constexpr int kMagic = 0x7d0903;  // "watchdog summary, version 3"
 constexpr int kHeader = 3;        // magic, rank, number of calls
-// thread, fn, kind, peer, number of members, as (3), peer_rank (3), number of thread members;
-// then the members, then the thread members (3 ints each).
-constexpr int kPerCall = 12;
-constexpr int kPerThreadRank = 3;  // world, rank, thread
+// thread, fn, kind, peer, number of members, as (4), peer_rank (4), number of thread members;
+// then the members, then the thread members (4 ints each).
+constexpr int kPerThreadRank = 4;  // world, rank, thread, address_space
+constexpr int kPerCall = 6 + 2 * kPerThreadRank;
 
-void put(std::vector<int>& v, const ThreadRankId& t) { v.insert(v.end(), {t.world, t.rank, t.thread}); }
-ThreadRankId get(const int* p) { return {p[0], p[1], p[2]}; }
+void put(std::vector<int>& v, const ThreadRankId& t) { v.insert(v.end(), {t.world, t.rank, t.thread, t.address_space}); }
+ThreadRankId get(const int* p) { return {p[0], p[1], p[2], p[3]}; }
 
 const char* function_name(int fn) {
   return fn >= 0 && fn < fn::kCount ? kFunctions[fn].name : "an MPI call";
@@ -219,8 +219,8 @@ bool decode_summary(const int* data, int count, RankSummary& out) {
     c.peer = data[at + 3];
     const int n = data[at + 4];
     c.as = get(data + at + 5);
-    c.peer_rank = get(data + at + 8);
-    const int nt = data[at + 11];
+    c.peer_rank = get(data + at + 5 + kPerThreadRank);
+    const int nt = data[at + 5 + 2 * kPerThreadRank];
     at += kPerCall;
     if (n < 0 || nt < 0 || count - at < n) return false;
     c.members.assign(data + at, data + at + n);
@@ -287,6 +287,9 @@ std::vector<std::string> describe_wait_for(const std::map<int, RankSummary>& ran
 }
 
 std::string thread_rank_text(const ThreadRankId& t) {
+  if (t.address_space)
+    return "rank " + std::to_string(t.rank) + " (address space " + std::to_string(t.world) + ", index " +
+           std::to_string(t.thread) + ")";
   return "threadcomm rank " + std::to_string(t.rank) + " = process " + std::to_string(t.world) + " thread " +
          std::to_string(t.thread);
 }

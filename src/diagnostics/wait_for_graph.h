@@ -30,11 +30,12 @@ struct ThreadRankId {
   int world = -1;   // MPI_COMM_WORLD rank of its process
   int rank = -1;    // its rank in the threadcomm (the communicator MPIX_Threadcomm_init made)
   int thread = -1;  // its thread index in its process (0 .. num_threads-1)
+  int address_space = 0;  // 1: an MPI process of an address space (tsmpirun -asp): rank is its MPI_COMM_WORLD rank
   bool valid() const { return rank >= 0; }
   auto operator<=>(const ThreadRankId&) const = default;
 };
 
-// "threadcomm rank 5 = process 1 thread 2".
+// "threadcomm rank 5 = process 1 thread 2"; in address spaces "rank 5 (address space 1, index 2)".
 std::string thread_rank_text(const ThreadRankId& t);
 
 struct BlockedCall {

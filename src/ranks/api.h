@@ -139,6 +139,15 @@ int group_compare(MPI_Group a, MPI_Group b, int* result);
 int group_free(MPI_Group* group);
 int group_incl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup);
 int group_excl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup);
+int group_union(MPI_Group a, MPI_Group b, MPI_Group* out);
+int group_intersection(MPI_Group a, MPI_Group b, MPI_Group* out);
+int group_difference(MPI_Group a, MPI_Group b, MPI_Group* out);
+int group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup);
+int group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup);
+// Communicators from groups and split types (comm_create.cpp).
+int comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
+int comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm);
+int comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Comm* newcomm);
 }  // namespace api
 
 }  // namespace tsmpi::ranks

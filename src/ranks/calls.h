@@ -182,6 +182,9 @@ inline int Comm_compare(MPI_Comm a, MPI_Comm b, int* r) { return api::comm_compa
 inline int Comm_dup(MPI_Comm c, MPI_Comm* n) { return api::comm_dup(c, n); }
 inline int Comm_dup_with_info(MPI_Comm c, MPI_Info, MPI_Comm* n) { return api::comm_dup(c, n); }
 inline int Comm_split(MPI_Comm c, int color, int key, MPI_Comm* n) { return api::comm_split(c, color, key, n); }
+inline int Comm_split_type(MPI_Comm c, int type, int key, MPI_Info, MPI_Comm* n) { return api::comm_split_type(c, type, key, n); }
+inline int Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm* n) { return api::comm_create(c, g, n); }
+inline int Comm_create_group(MPI_Comm c, MPI_Group g, int tag, MPI_Comm* n) { return api::comm_create_group(c, g, tag, n); }
 inline int Comm_free(MPI_Comm* c) { return api::comm_free(c); }
 inline int Comm_group(MPI_Comm c, MPI_Group* g) { return api::comm_group(c, g); }
 inline int Comm_test_inter(MPI_Comm c, int* f) { return api::comm_test_inter(c, f); }
@@ -230,5 +233,10 @@ inline int Group_compare(MPI_Group a, MPI_Group b, int* r) { return api::group_c
 inline int Group_free(MPI_Group* g) { return api::group_free(g); }
 inline int Group_incl(MPI_Group g, int n, const int* r, MPI_Group* ng) { return api::group_incl(g, n, r, ng); }
 inline int Group_excl(MPI_Group g, int n, const int* r, MPI_Group* ng) { return api::group_excl(g, n, r, ng); }
+inline int Group_union(MPI_Group a, MPI_Group b, MPI_Group* n) { return api::group_union(a, b, n); }
+inline int Group_intersection(MPI_Group a, MPI_Group b, MPI_Group* n) { return api::group_intersection(a, b, n); }
+inline int Group_difference(MPI_Group a, MPI_Group b, MPI_Group* n) { return api::group_difference(a, b, n); }
+inline int Group_range_incl(MPI_Group g, int n, int r[][3], MPI_Group* ng) { return api::group_range_incl(g, n, r, ng); }
+inline int Group_range_excl(MPI_Group g, int n, int r[][3], MPI_Group* ng) { return api::group_range_excl(g, n, r, ng); }
 
 }  // namespace tsmpi::ranks::on

@@ -379,17 +379,17 @@ int run(Caller& k, const char* call, MPI_Request* nonblocking, int root, Algorit
   const bool checked = checks::g_on;
   if (checked) {
     checks::thread_rank_collective_begin(k.c, seq, find_function(call), root, k.m->rank,
-                                         static_cast<int>(k.c->local_ranks.size()));
+                                         static_cast<int>(k.c->local_ranks.size()), nonblocking == nullptr);
   }
   if (!nonblocking) {
     int rc = algorithm(coll);
-    if (checked) checks::thread_rank_collective_end(k.c, seq, coll.me);
+    if (checked) checks::thread_rank_collective_end(k.c, seq, coll.me, true);
     return raise(k.c, rc, call);
   }
   Request* r = new_request(k.c, k.m->rank, 1, nonblocking);
   run_in_background([r, coll, seq, checked, algorithm = std::forward<Algorithm>(algorithm)]() mutable {
     r->err = algorithm(coll);
-    if (checked) checks::thread_rank_collective_end(coll.c, seq, coll.me);
+    if (checked) checks::thread_rank_collective_end(coll.c, seq, coll.me, false);
     part_done(r);
   });
   return MPI_SUCCESS;

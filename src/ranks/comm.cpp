@@ -4,6 +4,7 @@
 
 #include "checks/thread_rank_collectives.h"
 #include "matching/mpi_calls.h"
+#include "ranks/address_space.h"
 #include "ranks/handle_space.h"
 #include "ranks/transport.h"
 
@@ -11,23 +12,51 @@ namespace tsmpi::ranks {
 
 constinit thread_local int tl_regions = 0;
 
-std::vector<Member>& memberships() {
-  thread_local std::vector<Member> m;
-  return m;
+namespace {
+struct Identity {
+  Family* family;
+  int family_rank;
+};
+// Usually one entry; a thread in regions of two threadcomms has two.
+std::vector<Identity>& identities() {
+  thread_local std::vector<Identity> ids;
+  return ids;
+}
+}  // namespace
+
+void push_identity(Family* f, int family_rank) { identities().push_back({f, family_rank}); }
+
+void pop_identity(Family* f) {
+  auto& ids = identities();
+  for (auto it = ids.rbegin(); it != ids.rend(); ++it)
+    if (it->family == f) {
+      ids.erase(std::next(it).base());
+      return;
+    }
+}
+
+int family_rank_of_caller(Family* f) {
+  for (const Identity& id : identities())
+    if (id.family == f) return id.family_rank;
+  return -1;
 }
 
 Member* membership(Comm* c) {
-  auto& v = memberships();
-  for (auto it = v.rbegin(); it != v.rend(); ++it)
-    if (it->comm == c) return &*it;
-  return nullptr;
+  Family* f = c->family;
+  const int fr = family_rank_of_caller(f);
+  if (fr < 0) return nullptr;
+  const int li = fr - f->offset[static_cast<std::size_t>(f->my_proc)];
+  if (li < 0 || li >= f->nlocal) return nullptr;
+  const int idx = c->local_of_family[static_cast<std::size_t>(li)];
+  if (idx < 0) return nullptr;
+  Member* m = c->local_members[static_cast<std::size_t>(idx)].get();
+  return m->joined ? m : nullptr;
 }
 
-Comm* comm_of(MPI_Comm c) { return find_as<Comm>(Made::kComm, handle_bits(c)); }
-
-int family_rank_of_caller(Family* f) {
-  Member* m = membership(f->root);
-  return m ? m->rank : -1;
+Comm* comm_of(MPI_Comm c) {
+  const std::uintptr_t bits = handle_bits(c);
+  if (Comm* p = asp::predefined(bits)) return p;
+  return find_as<Comm>(Made::kComm, bits);
 }
 
 int Comm::proc_of(int rank) const { return family->proc_of[static_cast<std::size_t>(members[static_cast<std::size_t>(rank)])]; }
@@ -63,6 +92,15 @@ Comm* make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members) {
   c->blocked = blocked;
   const std::size_t nlocal = c->local_ranks.size();
   for (std::size_t i = 0; i < 2 * nlocal; ++i) c->boxes.push_back(std::make_unique<Mailbox>());
+  c->local_of_family.assign(static_cast<std::size_t>(f->nlocal), -1);
+  for (std::size_t i = 0; i < nlocal; ++i) {
+    auto m = std::make_unique<Member>();
+    m->comm = c;
+    m->rank = c->local_ranks[i];
+    const int li = members[static_cast<std::size_t>(m->rank)] - f->offset[static_cast<std::size_t>(f->my_proc)];
+    c->local_of_family[static_cast<std::size_t>(li)] = static_cast<int>(i);
+    c->local_members.push_back(std::move(m));
+  }
   c->team.init(static_cast<int>(nlocal));
   c->local_alive.store(static_cast<int>(nlocal), std::memory_order_relaxed);
   c->handle = make_handle(Made::kComm, c);
@@ -70,7 +108,7 @@ Comm* make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members) {
 }
 }  // namespace
 
-Comm* join_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members, int my_rank) {
+Comm* find_or_make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members) {
   Comm* c = nullptr;
   bool made = false;
   {
@@ -85,22 +123,27 @@ Comm* join_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members, i
     }
   }
   if (made) adopt_orphans(c);
-  Member m;
-  m.comm = c;
-  m.rank = my_rank;
-  memberships().push_back(m);
+  return c;
+}
+
+Member* join_member(Comm* c, int rank) {
+  Member* m = c->local_members[static_cast<std::size_t>(c->local_index[static_cast<std::size_t>(rank)])].get();
+  m->joined = true;
+  return m;
+}
+
+Comm* join_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members, int my_rank) {
+  Comm* c = find_or_make_comm(f, ctx, members);
+  join_member(c, my_rank);
   return c;
 }
 
 void leave_comm(Comm* c) {
-  auto& v = memberships();
-  for (auto it = v.begin(); it != v.end(); ++it)
-    if (it->comm == c) {
-      if (it->attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&it->attributes); });
-      it->errhandler.release();
-      v.erase(it);
-      break;
-    }
+  if (Member* m = membership(c)) {
+    if (m->attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&m->attributes); });
+    m->errhandler.release();
+    m->joined = false;
+  }
   if (c->local_alive.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   Family* f = c->family;
   {

@@ -22,6 +22,7 @@
 namespace tsmpi::ranks {
 
 struct Family;
+struct Member;
 
 // Message channels of a communicator: the program's point-to-point traffic, and the messages of
 // the engine's collective algorithms (which must never match the program's receives).
@@ -35,12 +36,18 @@ struct Comm {
   std::vector<int> local_index;    // comm rank -> index of its local member here, -1 elsewhere
   std::vector<int> local_ranks;    // comm ranks of this process, ascending
   std::vector<std::unique_ptr<Mailbox>> boxes;  // 2 per local member: kP2P, kColl
+  // What each local rank is in this communicator (by local index), shared by the threads that
+  // act as that rank: one per thread-rank of a threadcomm, one or more per MPI process of an
+  // address space (address_space.h).
+  std::vector<std::unique_ptr<Member>> local_members;
+  std::vector<int> local_of_family;  // local family index -> local index here, -1 if not a member
   bool single_process = false;     // every member lives in this process
   bool blocked = false;            // each process's ranks contiguous, processes in order
   MPI_Comm coll_comm = MPI_COMM_NULL;  // one rank per process, for hierarchical collectives
   Team team;                       // the local members' shared-memory combine
   std::atomic<int> local_alive{0};  // local members that have not freed it
-  bool root = false;               // the threadcomm itself
+  bool root = false;               // the threadcomm itself (or an address space's MPI_COMM_WORLD)
+  const char* default_name = "";   // MPI_Comm_get_name before a name is set
 
   std::mutex mu;  // name and error handler
   std::string name;
@@ -62,6 +69,7 @@ struct Family {
   std::vector<int> nthreads;        // threads of each process
   std::vector<int> proc_of;         // family rank -> process
   std::vector<int> world_rank_of_proc;  // process -> its MPI_COMM_WORLD rank (-1 if not in it)
+  std::vector<int> node_of_proc;        // process -> its node (the lowest process of its node)
   int nlocal = 0;
   Comm* root = nullptr;
 
@@ -70,9 +78,9 @@ struct Family {
   std::atomic<int> in_region{0};
   ThreadBarrier region_barrier;
 
-  // Next context id each local thread-rank hands out when it is the first member of a new
-  // communicator (touched only by that thread-rank).
-  std::vector<std::uint32_t> next_ctx;
+  // Next context id each local rank hands out when it is the first member of a new
+  // communicator (atomic: threads of one MPI process may make communicators at once).
+  std::unique_ptr<std::atomic<std::uint32_t>[]> next_ctx;
 
   std::mutex mu;  // comms and orphans
   std::unordered_map<std::uint64_t, Comm*> comms;
@@ -89,17 +97,21 @@ struct Arrival {
   Packet* packet = nullptr;
 };
 
-// What a thread is in a communicator of thread-ranks.
+// What a local rank is in a communicator of thread-ranks.
 struct Member {
   Comm* comm = nullptr;
   int rank = 0;
+  bool joined = false;                  // the rank has the communicator (made, or started)
   MPI_Comm attributes = MPI_COMM_NULL;  // a private communicator holding this rank's attributes
   ErrhandlerSlot errhandler;            // this rank's own, once set or inherited
-  std::uint32_t coll_seq = 0;           // collectives started on comm by this rank
+  std::atomic<std::uint32_t> coll_seq{0};  // collectives started on comm by this rank
 };
 
-// The calling thread's memberships (most recent last).
-std::vector<Member>& memberships();
+// Which rank the calling thread is in each family it acts in: a thread-rank of a threadcomm
+// region, or a thread attached to an MPI process of an address space.
+void push_identity(Family* f, int family_rank);
+void pop_identity(Family* f);
+// The caller's Member in c, or nullptr when it is not a member (or has not joined).
 Member* membership(Comm* c);
 // How many threadcomm regions the calling thread is in (constinit: one TLS load).
 extern constinit thread_local int tl_regions;
@@ -110,9 +122,17 @@ Comm* comm_of(MPI_Comm c);
 int family_rank_of_caller(Family* f);
 
 // Makes the process's Comm for a new context (members given as family ranks), or finds the one
-// another local member made. The caller's Member is added to its memberships.
+// another local member made.
+Comm* find_or_make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members);
+// The same, and rank my_rank (local) joins it.
 Comm* join_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members, int my_rank);
-// The caller leaves c; the last local member frees it.
+// Local rank `rank` of c has it (sets Member::joined).
+Member* join_member(Comm* c, int rank);
+// The caller's rank leaves c; the last local member frees it.
 void leave_comm(Comm* c);
+// A Family over the processes of `parent` with num_threads local ranks here (collective over
+// parent): offsets, nodes, private duplicates. The root Comm (every family rank) is made with
+// context `root_ctx`, no rank joined.
+Family* make_family(MPI_Comm parent, int num_threads, std::uint64_t root_ctx);
 
 }  // namespace tsmpi::ranks

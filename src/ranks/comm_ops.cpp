@@ -12,6 +12,8 @@
 #include "matching/mpi_calls.h"
 #include "ranks/api.h"
 #include "ranks/caller.h"
+#include "ranks/comm_ops.h"
+#include "ranks/groups.h"
 #include "ranks/handle_space.h"
 #include "ranks/p2p.h"
 
@@ -20,28 +22,9 @@ namespace tsmpi::ranks {
 int allgather_bytes(Comm* c, Member* m, const void* mine, std::size_t bytes, void* all);
 
 namespace {
-struct Group {
-  Family* family = nullptr;
-  std::vector<int> members;  // family ranks
-};
-
-Group* group_of(MPI_Group g) { return find_as<Group>(Made::kGroup, handle_bits(g)); }
-
-MPI_Group new_group(Family* f, std::vector<int> members) {
-  auto* g = new Group{f, std::move(members)};
-  return handle_from_bits<MPI_Group>(make_handle(Made::kGroup, g));
-}
-
-int compare_members(const std::vector<int>& a, const std::vector<int>& b) {
-  if (a == b) return MPI_IDENT;
-  std::vector<int> x = a, y = b;
-  std::sort(x.begin(), x.end());
-  std::sort(y.begin(), y.end());
-  return x == y ? MPI_SIMILAR : MPI_UNEQUAL;
-}
-
 // A member's private communicator for its attributes, made on first use.
 int attribute_carrier(Member* m, MPI_Comm* out) {
+  std::lock_guard g(m->comm->mu);  // threads of one MPI process share the Member
   if (m->attributes == MPI_COMM_NULL) {
     int rc = mpi::locked([&] { return PMPI_Comm_dup(MPI_COMM_SELF, &m->attributes); });
     if (rc != MPI_SUCCESS) return rc;
@@ -61,6 +44,59 @@ struct SplitRecord {
   int family_rank;
 };
 }  // namespace
+
+int split(Caller& k, int color, int key, bool dup, MPI_Comm* newcomm, const char* call) {
+  Family* f = k.c->family;
+  const int family_rank = k.c->members[static_cast<std::size_t>(k.m->rank)];
+  const int my_local = family_rank - f->offset[static_cast<std::size_t>(f->my_proc)];
+  // Every call reserves a context number: threads of one MPI process may split at once.
+  SplitRecord mine{color, key, f->next_ctx[static_cast<std::size_t>(my_local)].fetch_add(1), family_rank};
+  std::vector<SplitRecord> all(static_cast<std::size_t>(k.c->size()));
+  int rc = allgather_bytes(k.c, k.m, &mine, sizeof mine, all.data());
+  if (rc != MPI_SUCCESS) return k.fail(rc, call);
+  if (color == MPI_UNDEFINED) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  std::vector<int> ranks;
+  for (int r = 0; r < k.c->size(); ++r)
+    if (all[static_cast<std::size_t>(r)].color == color) ranks.push_back(r);
+  std::stable_sort(ranks.begin(), ranks.end(), [&](int a, int b) {
+    return all[static_cast<std::size_t>(a)].key < all[static_cast<std::size_t>(b)].key;
+  });
+  // The new communicator's context: its first member's family rank and that member's counter.
+  const SplitRecord& leader = all[static_cast<std::size_t>(ranks[0])];
+  const std::uint64_t ctx = (static_cast<std::uint64_t>(leader.family_rank) << 32) | leader.next_ctx;
+  std::vector<int> members;
+  int my_new_rank = -1;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    members.push_back(all[static_cast<std::size_t>(ranks[i])].family_rank);
+    if (ranks[i] == k.m->rank) my_new_rank = static_cast<int>(i);
+  }
+  *newcomm = adopt(k, join_comm(f, ctx, members, my_new_rank), dup);
+  return MPI_SUCCESS;
+}
+
+MPI_Comm adopt(Caller& k, Comm* nc, bool dup) {
+  // The new communicator's handler at this rank is the one the parent has at this rank.
+  MPI_Errhandler eh;
+  {
+    std::lock_guard g(k.c->mu);
+    eh = k.m->errhandler.is_set() ? k.m->errhandler.value() : k.c->errhandler.value();
+  }
+  MPI_Comm parent_attributes = k.m->attributes;
+  {
+    std::lock_guard g(nc->mu);
+    if (!nc->errhandler.is_set()) nc->errhandler.set(eh);
+    membership(nc)->errhandler.set(eh);
+  }
+  // Duplication copies the attributes (the MPI runs the copy callbacks).
+  if (dup && parent_attributes != MPI_COMM_NULL) {
+    Member* nm = membership(nc);
+    mpi::locked([&] { return PMPI_Comm_dup(parent_attributes, &nm->attributes); });
+  }
+  return nc->handle_value();
+}
 
 namespace api {
 
@@ -90,58 +126,6 @@ int comm_compare(MPI_Comm a, MPI_Comm b, int* result) {
   }
   return MPI_SUCCESS;
 }
-
-namespace {
-int split(Caller& k, int color, int key, bool dup, MPI_Comm* newcomm, const char* call) {
-  Family* f = k.c->family;
-  const int family_rank = k.c->members[static_cast<std::size_t>(k.m->rank)];
-  const int my_local = family_rank - f->offset[static_cast<std::size_t>(f->my_proc)];
-  SplitRecord mine{color, key, f->next_ctx[static_cast<std::size_t>(my_local)], family_rank};
-  std::vector<SplitRecord> all(static_cast<std::size_t>(k.c->size()));
-  int rc = allgather_bytes(k.c, k.m, &mine, sizeof mine, all.data());
-  if (rc != MPI_SUCCESS) return k.fail(rc, call);
-  if (color == MPI_UNDEFINED) {
-    *newcomm = MPI_COMM_NULL;
-    return MPI_SUCCESS;
-  }
-  std::vector<int> ranks;
-  for (int r = 0; r < k.c->size(); ++r)
-    if (all[static_cast<std::size_t>(r)].color == color) ranks.push_back(r);
-  std::stable_sort(ranks.begin(), ranks.end(), [&](int a, int b) {
-    return all[static_cast<std::size_t>(a)].key < all[static_cast<std::size_t>(b)].key;
-  });
-  // The new communicator's context: its first member's family rank and that member's counter.
-  const SplitRecord& leader = all[static_cast<std::size_t>(ranks[0])];
-  const std::uint64_t ctx = (static_cast<std::uint64_t>(leader.family_rank) << 32) | leader.next_ctx;
-  if (ranks[0] == k.m->rank) ++f->next_ctx[static_cast<std::size_t>(my_local)];
-  std::vector<int> members;
-  int my_new_rank = -1;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    members.push_back(all[static_cast<std::size_t>(ranks[i])].family_rank);
-    if (ranks[i] == k.m->rank) my_new_rank = static_cast<int>(i);
-  }
-  // The new communicator's handler at this rank is the one the parent has at this rank.
-  MPI_Errhandler eh;
-  {
-    std::lock_guard g(k.c->mu);
-    eh = k.m->errhandler.is_set() ? k.m->errhandler.value() : k.c->errhandler.value();
-  }
-  MPI_Comm parent_attributes = k.m->attributes;
-  Comm* nc = join_comm(f, ctx, members, my_new_rank);
-  {
-    std::lock_guard g(nc->mu);
-    if (!nc->errhandler.is_set()) nc->errhandler.set(eh);
-    membership(nc)->errhandler.set(eh);
-  }
-  // Duplication copies the attributes (the MPI runs the copy callbacks).
-  if (dup && parent_attributes != MPI_COMM_NULL) {
-    Member* nm = membership(nc);
-    mpi::locked([&] { return PMPI_Comm_dup(parent_attributes, &nm->attributes); });
-  }
-  *newcomm = nc->handle_value();
-  return MPI_SUCCESS;
-}
-}  // namespace
 
 int comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   Caller k = caller(comm, "MPI_Comm_dup");
@@ -224,7 +208,7 @@ int comm_set_name(MPI_Comm comm, const char* name) {
 int comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
   Comm* c = comm_of(comm);
   std::lock_guard g(c->mu);
-  std::string n = c->name.empty() && c->root ? std::string("MPIX_THREADCOMM") : c->name;
+  std::string n = c->name.empty() ? std::string(c->default_name) : c->name;
   std::memcpy(name, n.c_str(), n.size() + 1);
   *resultlen = static_cast<int>(n.size());
   return MPI_SUCCESS;
@@ -277,77 +261,6 @@ int unpack(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbu
   });
   *position = pos;
   return rc;
-}
-
-int group_size(MPI_Group group, int* size) {
-  *size = static_cast<int>(group_of(group)->members.size());
-  return MPI_SUCCESS;
-}
-
-int group_rank(MPI_Group group, int* rank) {
-  Group* g = group_of(group);
-  int me = family_rank_of_caller(g->family);
-  auto it = std::find(g->members.begin(), g->members.end(), me);
-  *rank = me < 0 || it == g->members.end() ? MPI_UNDEFINED : static_cast<int>(it - g->members.begin());
-  return MPI_SUCCESS;
-}
-
-int group_translate_ranks(MPI_Group a, int n, const int* ranks_a, MPI_Group b, int* ranks_b) {
-  Group* x = group_of(a);
-  Group* y = group_of(b);
-  for (int i = 0; i < n; ++i) {
-    ranks_b[i] = MPI_UNDEFINED;
-    if (ranks_a[i] == MPI_PROC_NULL) {
-      ranks_b[i] = MPI_PROC_NULL;
-      continue;
-    }
-    if (!x || !y || x->family != y->family || ranks_a[i] < 0 || ranks_a[i] >= static_cast<int>(x->members.size()))
-      continue;
-    auto it = std::find(y->members.begin(), y->members.end(), x->members[static_cast<std::size_t>(ranks_a[i])]);
-    if (it != y->members.end()) ranks_b[i] = static_cast<int>(it - y->members.begin());
-  }
-  return MPI_SUCCESS;
-}
-
-int group_compare(MPI_Group a, MPI_Group b, int* result) {
-  Group* x = group_of(a);
-  Group* y = group_of(b);
-  *result = x && y && x->family == y->family ? compare_members(x->members, y->members) : MPI_UNEQUAL;
-  return MPI_SUCCESS;
-}
-
-int group_free(MPI_Group* group) {
-  std::uintptr_t bits = handle_bits(*group);
-  Group* g = group_of(*group);
-  release_handle(bits);
-  delete g;
-  *group = MPI_GROUP_NULL;
-  return MPI_SUCCESS;
-}
-
-int group_incl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup) {
-  Group* g = group_of(group);
-  std::vector<int> members;
-  for (int i = 0; i < n; ++i) {
-    if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g->members.size())) return raise(nullptr, MPI_ERR_RANK, "MPI_Group_incl");
-    members.push_back(g->members[static_cast<std::size_t>(ranks[i])]);
-  }
-  *newgroup = members.empty() ? MPI_GROUP_EMPTY : new_group(g->family, std::move(members));
-  return MPI_SUCCESS;
-}
-
-int group_excl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup) {
-  Group* g = group_of(group);
-  std::vector<bool> out(g->members.size(), false);
-  for (int i = 0; i < n; ++i) {
-    if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g->members.size())) return raise(nullptr, MPI_ERR_RANK, "MPI_Group_excl");
-    out[static_cast<std::size_t>(ranks[i])] = true;
-  }
-  std::vector<int> members;
-  for (std::size_t i = 0; i < g->members.size(); ++i)
-    if (!out[i]) members.push_back(g->members[i]);
-  *newgroup = members.empty() ? MPI_GROUP_EMPTY : new_group(g->family, std::move(members));
-  return MPI_SUCCESS;
 }
 
 }  // namespace api

@@ -56,19 +56,22 @@ void ErrhandlerSlot::release() {
   value_ = MPI_ERRHANDLER_NULL;
 }
 
-int unsupported_code(const char* call) {
+int described_code(int error_class, const std::string& text) {
   std::lock_guard g(g_mu);
-  auto it = g_codes.find(call);
+  auto it = g_codes.find(text);
   if (it != g_codes.end()) return it->second;
-  int code = MPI_ERR_UNSUPPORTED_OPERATION;
-  if (mpi::locked([&] { return PMPI_Add_error_code(MPI_ERR_UNSUPPORTED_OPERATION, &code); }) == MPI_SUCCESS) {
-    std::string text = std::string(call) + " is not supported on a thread-rank communicator (tsmpi threadcomm)";
+  int code = error_class;
+  if (mpi::locked([&] { return PMPI_Add_error_code(error_class, &code); }) == MPI_SUCCESS)
     mpi::locked([&] { return PMPI_Add_error_string(code, text.c_str()); });
-  } else {
-    code = MPI_ERR_UNSUPPORTED_OPERATION;
-  }
-  g_codes[call] = code;
+  else
+    code = error_class;
+  g_codes[text] = code;
   return code;
+}
+
+int unsupported_code(const char* call) {
+  return described_code(MPI_ERR_UNSUPPORTED_OPERATION,
+                        std::string(call) + " is not supported on a thread-rank communicator (tsmpi threadcomm)");
 }
 
 int raise(Comm* c, int code, const char* call) {

@@ -6,6 +6,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <string>
+
 namespace tsmpi::ranks {
 
 struct Comm;
@@ -33,5 +35,7 @@ bool predefined(MPI_Errhandler eh);
 int raise(Comm* c, int code, const char* call);
 // An error code of class MPI_ERR_UNSUPPORTED_OPERATION whose string names the call.
 int unsupported_code(const char* call);
+// An error code of error_class whose MPI_Error_string is text (one code per text).
+int described_code(int error_class, const std::string& text);
 
 }  // namespace tsmpi::ranks

@@ -2,16 +2,26 @@
 
 #include <mpi.h>
 
+#include "ranks/address_space.h"
 #include "ranks/comm.h"
 #include "ranks/handle_space.h"
 
 namespace tsmpi::ranks {
 
+namespace {
+// Asked from another thread (the watchdog): MPI_COMM_SELF cannot be told apart there.
+Comm* find_comm(std::uintptr_t bits) {
+  if (asp::live() && bits == handle_bits(MPI_COMM_WORLD)) return asp::g_world;
+  return find_as<Comm>(Made::kComm, bits);
+}
+}  // namespace
+
 bool view_comm(std::uintptr_t comm_bits, CommView* out) {
-  Comm* c = find_as<Comm>(Made::kComm, comm_bits);
+  Comm* c = find_comm(comm_bits);
   if (!c) return false;
   Family* f = c->family;
   out->root = c->root;
+  out->address_space = asp::live() && f == asp::g_world->family;
   const int n = c->size();
   out->process.resize(static_cast<std::size_t>(n));
   out->world.resize(static_cast<std::size_t>(n));
@@ -28,7 +38,7 @@ bool view_comm(std::uintptr_t comm_bits, CommView* out) {
 }
 
 int caller_rank(std::uintptr_t comm_bits) {
-  Comm* c = find_as<Comm>(Made::kComm, comm_bits);
+  Comm* c = comm_of(handle_from_bits<MPI_Comm>(comm_bits));
   if (!c) return -1;
   Member* m = membership(c);
   return m ? m->rank : -1;
@@ -37,6 +47,9 @@ int caller_rank(std::uintptr_t comm_bits) {
 std::string rank_name(const CommView& v, int rank) {
   if (rank < 0 || rank >= static_cast<int>(v.process.size())) return "rank " + std::to_string(rank);
   const auto r = static_cast<std::size_t>(rank);
+  if (v.address_space)
+    return "rank " + std::to_string(v.family_rank[r]) + " (address space " + std::to_string(v.process[r]) +
+           ", index " + std::to_string(v.thread[r]) + ")";
   const int proc = v.world[r] >= 0 ? v.world[r] : v.process[r];
   return std::string(v.root ? "threadcomm" : "thread-rank communicator") + " rank " + std::to_string(rank) +
          " = process " + std::to_string(proc) + " thread " + std::to_string(v.thread[r]);

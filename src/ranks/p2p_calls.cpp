@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include "matching/mpi_calls.h"
+#include "ranks/address_space.h"
 #include "ranks/api.h"
 #include "ranks/caller.h"
 #include "ranks/handle_space.h"
@@ -18,7 +19,10 @@ Caller caller(MPI_Comm comm, const char* call) {
     return k;
   }
   k.m = membership(k.c);
-  if (!k.m) k.fail(MPI_ERR_COMM, call);  // a thread outside the region, or not a member
+  if (k.m) return k;
+  // A thread outside the region, or not a member; in an address space, not attached yet.
+  if (k.c == asp::g_world && family_rank_of_caller(k.c->family) < 0) k.fail(asp::not_attached_code(call), call);
+  else k.fail(MPI_ERR_COMM, call);
   return k;
 }
 

@@ -2,8 +2,6 @@
 // communicator's processes (comm.h).
 #include <cstdio>
 #include <cstring>
-#include <sched.h>
-#include <unistd.h>
 
 #include "checks/checks.h"
 #include "checks/thread_rank_collectives.h"
@@ -54,62 +52,13 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads,
   if (inter) return fail(comm, MPI_ERR_COMM, "MPIX_Threadcomm_init: comm is an intercommunicator");
   if (num_threads < 1) return fail(comm, MPI_ERR_ARG, "MPIX_Threadcomm_init: num_threads must be at least 1");
 
-  auto* f = new Family;
-  f->parent = comm;
-  mpi::locked([&] { return PMPI_Comm_size(comm, &f->nprocs); });
-  mpi::locked([&] { return PMPI_Comm_rank(comm, &f->my_proc); });
-  f->nthreads.resize(static_cast<std::size_t>(f->nprocs));
-  MPI_Request r;
-  mpi::locked([&] { return PMPI_Iallgather(&num_threads, 1, MPI_INT, f->nthreads.data(), 1, MPI_INT, comm, &r); });
-  mpi::wait(&r, MPI_STATUS_IGNORE);
-  int total = 0;
-  for (int p = 0; p < f->nprocs; ++p) {
-    f->offset.push_back(total);
-    for (int t = 0; t < f->nthreads[static_cast<std::size_t>(p)]; ++t) f->proc_of.push_back(p);
-    total += f->nthreads[static_cast<std::size_t>(p)];
-  }
-  f->nlocal = num_threads;
-  // Spin long only while every thread-rank of the process can have a core of its own: the cores
-  // the process may run on (mpiexec often binds a process to one core).
-  {
-    static std::atomic<int> local_ranks{0};
-    const int here = local_ranks.fetch_add(num_threads) + num_threads;
-    cpu_set_t allowed;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) cores = CPU_COUNT(&allowed);
-    g_spin_ns.store(here <= cores ? 50'000 : 2'000, std::memory_order_relaxed);
-  }
-  // The processes' world ranks, for diagnostics (ranks/introspect.h).
-  {
-    MPI_Group g, world;
-    std::vector<int> in(static_cast<std::size_t>(f->nprocs));
-    for (int p = 0; p < f->nprocs; ++p) in[static_cast<std::size_t>(p)] = p;
-    f->world_rank_of_proc.assign(static_cast<std::size_t>(f->nprocs), MPI_UNDEFINED);
-    mpi::locked([&] { return PMPI_Comm_group(comm, &g); });
-    mpi::locked([&] { return PMPI_Comm_group(MPI_COMM_WORLD, &world); });
-    mpi::locked([&] { return PMPI_Group_translate_ranks(g, f->nprocs, in.data(), world, f->world_rank_of_proc.data()); });
-    mpi::locked([&] { return PMPI_Group_free(&g); });
-    mpi::locked([&] { return PMPI_Group_free(&world); });
-    for (int& w : f->world_rank_of_proc) if (w == MPI_UNDEFINED) w = -1;
-  }
-  f->next_ctx.assign(static_cast<std::size_t>(num_threads), 0);
-  // Private duplicates: one for messages between processes, one for the processes' collectives.
-  mpi::locked([&] { return PMPI_Comm_dup(comm, &f->net); });
-  mpi::locked([&] { return PMPI_Comm_dup(comm, &f->coll); });
-
-  std::vector<int> members(static_cast<std::size_t>(total));
-  for (int i = 0; i < total; ++i) members[static_cast<std::size_t>(i)] = i;
-  // The root Comm is made like any other, then kept out of the caller's memberships (threads
-  // join it at MPIX_Threadcomm_start).
-  Comm* root = join_comm(f, kRootContext, members, 0);
-  memberships().pop_back();
-  root->root = true;
-  root->coll_comm = f->multi_process() ? f->coll : MPI_COMM_NULL;
+  Family* f = make_family(comm, num_threads, kRootContext);
+  Comm* root = f->root;
+  root->default_name = "MPIX_THREADCOMM";
   MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
   mpi::locked([&] { return PMPI_Comm_get_errhandler(comm, &eh); });
   root->errhandler.set(eh);
   mpi::locked([&] { return PMPI_Errhandler_free(&eh); });  // the slot holds its own reference
-  f->root = root;
   if (f->multi_process()) add_polled_family(f);
   activate();
   count(g_counters.threadcomms);
@@ -120,8 +69,9 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads,
 extern "C" TSMPI_EXPORT int MPIX_Threadcomm_start(MPI_Comm threadcomm) {
   Comm* c = root_of(threadcomm);
   if (!c) return fail(MPI_COMM_NULL, MPI_ERR_COMM, "MPIX_Threadcomm_start: not a threadcomm");
-  if (membership(c)) return fail(MPI_COMM_NULL, MPI_ERR_OTHER, "MPIX_Threadcomm_start: this thread has already started it");
   Family* f = c->family;
+  if (family_rank_of_caller(f) >= 0)
+    return fail(MPI_COMM_NULL, MPI_ERR_OTHER, "MPIX_Threadcomm_start: this thread has already started it");
   // Ranks in arrival order, as MPICH gives them; the barrier makes every rank exist before any
   // thread goes on to use the communicator.
   int index = f->arrivals.fetch_add(1, std::memory_order_acq_rel);
@@ -129,10 +79,9 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_start(MPI_Comm threadcomm) {
     f->arrivals.fetch_sub(1, std::memory_order_acq_rel);
     return fail(MPI_COMM_NULL, MPI_ERR_OTHER, "MPIX_Threadcomm_start: more threads than num_threads");
   }
-  Member m;
-  m.comm = c;
-  m.rank = f->offset[static_cast<std::size_t>(f->my_proc)] + index;
-  memberships().push_back(m);
+  const int rank = f->offset[static_cast<std::size_t>(f->my_proc)] + index;
+  push_identity(f, rank);
+  join_member(c, rank);
   ++tl_regions;
   f->in_region.fetch_add(1, std::memory_order_relaxed);
   f->region_barrier.wait(f->nlocal);
@@ -151,8 +100,9 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_finish(MPI_Comm threadcomm) {
   f->region_barrier.wait(f->nlocal);
   if (m->attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&m->attributes); });
   m->errhandler.release();
-  auto& v = memberships();
-  v.erase(v.begin() + (m - v.data()));
+  m->coll_seq.store(0, std::memory_order_relaxed);  // the next region starts afresh
+  m->joined = false;
+  pop_identity(f);
   --tl_regions;
   f->in_region.fetch_sub(1, std::memory_order_relaxed);
   f->region_barrier.wait(f->nlocal);

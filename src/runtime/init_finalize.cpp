@@ -20,6 +20,7 @@
 #include "locking/object_registry.h"
 #include "locking/serialize_lock.h"
 #include "matching/probe_policy.h"
+#include "ranks/address_space.h"
 #include "ranks/ranks_stats.h"
 #include "runtime/activation.h"
 #include "runtime/function_table.h"
@@ -157,7 +158,6 @@ int init(fn::Id id, int* argc, char*** argv, int required, int* provided) {
   // the application asked for: a program that asks for less and uses threads anyway is common.
   const bool valid = required >= MPI_THREAD_SINGLE && required <= MPI_THREAD_MULTIPLE;
   g_init.reported = valid && required < g_init.tsmpi_provided ? required : g_init.tsmpi_provided;
-  if (provided) *provided = g_init.reported;
   // Probes can only race, and the attached buffer is only shared, when threads call the MPI at once.
   matching::start_policy(o, g_init.tsmpi_provided == MPI_THREAD_MULTIPLE);
   own::g_enabled = g_init.tsmpi_provided == MPI_THREAD_MULTIPLE;
@@ -166,6 +166,11 @@ int init(fn::Id id, int* argc, char*** argv, int required, int* provided) {
     NestingScope inside(tl_thread);
     checks::learn_shared_requests();
   }
+  if (o.asp) {  // MPI processes in one address space (src/ranks/address_space.h)
+    NestingScope inside(tl_thread);
+    g_init.reported = ranks::asp::init(o.asp, required, g_init.tsmpi_provided, g_init.reported);
+  }
+  if (provided) *provided = g_init.reported;
   g_init.world_initialized.store(true);
   diag::set_rank_label(rank_label());
   diag::start_hang_watchdog(o);
@@ -176,6 +181,12 @@ int init(fn::Id id, int* argc, char*** argv, int required, int* provided) {
 }  // namespace
 
 int MPI_Finalize() {
+  if (ranks::asp::live()) {
+    // Each MPI process of the address space finalizes; the last one finalizes the MPI.
+    int rc;
+    NestingScope inside(tl_thread);
+    if (!ranks::asp::finalize(&rc)) return rc;
+  }
   count_handled_call(fn::MPI_Finalize);
   diag::stop_hang_watchdog();
   bool clean = matching::finish_policy(options_or_exit(), rank_label().c_str());
@@ -211,9 +222,34 @@ int MPI_Query_thread(int* provided) {
 
 int MPI_Is_thread_main(int* flag) {
   count_handled_call(fn::MPI_Is_thread_main);
+  if (ranks::asp::live()) {  // the first thread that attached to the caller's MPI process
+    *flag = ranks::asp::is_thread_main();
+    return MPI_SUCCESS;
+  }
   // tsmpi calls PMPI_Init_thread from the application's thread, so the MPI's answer is ours.
   NestingScope inside(tl_thread);
   return PMPI_Is_thread_main(flag);
+}
+
+// Under -asp a thread belongs to an MPI process once it has attached (ticket 310, §12.5).
+int MPI_Initialized(int* flag) {
+  count_handled_call(fn::MPI_Initialized);
+  if (ranks::asp::live()) {
+    *flag = ranks::asp::initialized();
+    return MPI_SUCCESS;
+  }
+  NestingScope inside(tl_thread);
+  return PMPI_Initialized(flag);
+}
+
+int MPI_Finalized(int* flag) {
+  count_handled_call(fn::MPI_Finalized);
+  if (ranks::asp::live()) {
+    *flag = ranks::asp::finalized();
+    return MPI_SUCCESS;
+  }
+  NestingScope inside(tl_thread);
+  return PMPI_Finalized(flag);
 }
 
 #if MPI_VERSION >= 4

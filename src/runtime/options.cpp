@@ -21,6 +21,8 @@ constexpr const char* kVerbose = "TSMPI_VERBOSE";
 constexpr const char* kHangTimeout = "TSMPI_HANG_TIMEOUT";
 constexpr const char* kLifetime = "TSMPI_LIFETIME";
 constexpr const char* kQuarantine = "TSMPI_QUARANTINE";
+constexpr const char* kAsp = "TSMPI_ASP";
+constexpr int kMaxAsp = 256;
 
 // Index of `value` in the '|'-separated list, or -1.
 int choice_index(std::string_view list, std::string_view value) {
@@ -66,6 +68,9 @@ const std::vector<OptionSpec>& option_specs() {
       {kVerbose, "0|1|2", "0", "1: one line per rank at MPI_Init; 2: also the active wrappers", ""},
       {kHangTimeout, "seconds (0 = off)", "0",
        "report every thread's MPI call when one is blocked longer than this", ""},
+      {kAsp, "1 to 256 MPI processes per address space", "(unset)",
+       "several MPI processes per OS process, threads attach to them (set by tsmpirun -asp K; "
+       "docs/threads-as-ranks.md#address-spaces)", ""},
   };
   return specs;
 }
@@ -108,6 +113,18 @@ ParseResult parse_options(const Environment& env) {
       (name == kHangTimeout ? o.hang_timeout : o.quarantine) = static_cast<unsigned>(v);
       continue;
     }
+    if (name == kAsp) {
+      errno = 0;
+      char* end = nullptr;
+      long v = value.empty() ? 0 : std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || errno != 0 || v < 1 || v > kMaxAsp) {
+        r.error = prefix + " is invalid; allowed values: 1 to " + std::to_string(kMaxAsp) +
+                  " MPI processes per address space";
+        return r;
+      }
+      o.asp = static_cast<int>(v);
+      continue;
+    }
     int index = choice_index(spec->allowed, value);
     if (index < 0) {
       r.error = prefix + " is invalid; allowed values: " + spec->allowed;
@@ -145,6 +162,7 @@ std::string option_value(const Options& o, std::string_view name) {
   if (name == kHangTimeout) return std::to_string(o.hang_timeout);
   if (name == kLifetime) return o.lifetime ? "on" : "off";
   if (name == kQuarantine) return std::to_string(o.quarantine);
+  if (name == kAsp) return o.asp ? std::to_string(o.asp) : "(unset)";
   return {};
 }
 

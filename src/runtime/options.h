@@ -21,6 +21,7 @@ struct Options {
   unsigned hang_timeout = 0;  // seconds, 0 = off
   bool lifetime = true;       // existence checks and per-object locks (src/locking/object_lifetime.h)
   unsigned quarantine = 64;   // freed objects per kind kept before they are really freed
+  int asp = 0;                // MPI processes per address space (tsmpirun -asp K); 0 = one, natively
 };
 
 struct OptionSpec {

@@ -10,6 +10,8 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided);
 int MPI_Finalize();
 int MPI_Query_thread(int* provided);
 int MPI_Is_thread_main(int* flag);
+int MPI_Initialized(int* flag);
+int MPI_Finalized(int* flag);
 #if MPI_VERSION >= 4
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session);
 int MPI_Session_finalize(MPI_Session* session);

@@ -1,0 +1,51 @@
+// Several MPI processes in one address space (MPI Forum ticket 310; include/tsmpi.h): under
+// `tsmpirun -asp K` each OS process holds K MPI processes, the local ranks of one family over
+// the MPI's own MPI_COMM_WORLD. A thread acts as one of them after MPIX_Thread_attach; its
+// MPI_COMM_WORLD is the family's root communicator, its MPI_COMM_SELF that process's own.
+#pragma once
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "runtime/handles.h"
+
+namespace tsmpi::ranks {
+struct Comm;
+}
+
+namespace tsmpi::ranks::asp {
+
+// Live from an MPI_Init_thread at MPIX_THREAD_ATTACH/REATTACH under -asp until the MPI is finalized.
+extern std::atomic<bool> g_live;
+extern Comm* g_world;
+extern constinit thread_local Comm* tl_self;  // the attached process's MPI_COMM_SELF
+
+inline bool live() { return g_live.load(std::memory_order_relaxed); }
+
+// The engine's communicator the calling thread means by MPI_COMM_WORLD or MPI_COMM_SELF (the
+// latter only once attached), else nullptr.
+inline Comm* predefined(std::uintptr_t bits) {
+  if (!live()) return nullptr;
+  if (bits == handle_bits(MPI_COMM_WORLD)) return g_world;
+  if (bits == handle_bits(MPI_COMM_SELF)) return tl_self;
+  return nullptr;
+}
+
+// MPI_Init/MPI_Init_thread, once the MPI is initialized: k MPI processes per address space.
+// Sets the key asp of MPI_INFO_ENV; at MPIX_THREAD_ATTACH/REATTACH builds the processes and
+// returns the level to report; below it only k = 1 is possible (the program's threads are then
+// its one MPI process, natively). Any other combination ends the job with a message.
+int init(int k, int required, int tsmpi_provided, int reported);
+int attach(int index);
+// MPI_Finalize from the calling thread: finalizes its MPI process (the thread that initialized
+// MPI, unattached: every process not finalized yet). True when the caller must now finalize
+// the MPI underneath (the last one; the processes' traffic is over); else *rc is the result.
+bool finalize(int* rc);
+bool initialized();            // the calling thread belongs to an MPI process
+bool finalized();              // its MPI process has finalized
+bool is_thread_main();         // the first thread that attached to its MPI process
+// An error code (and its message) for a call on MPI_COMM_WORLD from a thread not attached.
+int not_attached_code(const char* call);
+
+}  // namespace tsmpi::ranks::asp
