@@ -2,6 +2,8 @@
 #include <cstdlib>
 
 #include "matching/mpi_calls.h"
+#include "matching/policies.h"
+#include "matching/thread_rank_reservations.h"
 #include "ranks/address_space.h"
 #include "ranks/api.h"
 #include "ranks/caller.h"
@@ -50,6 +52,23 @@ int check_send(const Comm* c, MPI_Count count, MPI_Datatype type, int dest, int 
 int check_recv(const Comm* c, MPI_Count count, MPI_Datatype type, int source, int tag) {
   return first_error({check_count(count), check_type(type), check_source(c, source), check_recv_tag(tag)});
 }
+
+MPI_Message message_handle(Packet* p) {
+  return handle_from_bits<MPI_Message>(make_handle(Made::kMessage, p));
+}
+
+// Where several threads act as one rank (an MPI process of an address space), a probe reserves
+// its message for the probing thread (src/matching/thread_rank_reservations.h).
+bool reserving(const Comm* c, int source) {
+  return source != MPI_PROC_NULL && matching::g_policy != matching::Policy::kOff && asp::live() &&
+         c->family == asp::g_world->family;
+}
+
+// The calling thread's reserved message that a receive (source, tag) on c takes, or nullptr.
+Packet* reserved_for(const Comm* c, int source, int tag, MPI_Status* status = MPI_STATUS_IGNORE) {
+  if (!matching::thread_ranks::any() || source == MPI_PROC_NULL) return nullptr;
+  return static_cast<Packet*>(matching::thread_ranks::take(c, source, tag, status));
+}
 }  // namespace
 
 namespace api {
@@ -93,6 +112,7 @@ int recv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI
   if (!k) return k.rc;
   if (int e = check_recv(k.c, count, type, source, tag))
     return k.fail(e, "MPI_Recv");
+  if (Packet* p = reserved_for(k.c, source, tag)) return raise(k.c, ranks::mrecv(p, {buf, count, type}, status), "MPI_Recv");
   return raise(k.c, ranks::recv(k.c, k.m->rank, source, tag, {buf, count, type}, Channel::kP2P, status), "MPI_Recv");
 }
 
@@ -101,6 +121,10 @@ int irecv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MP
   if (!k) return k.rc;
   if (int e = check_recv(k.c, count, type, source, tag))
     return k.fail(e, "MPI_Irecv");
+  if (Packet* p = reserved_for(k.c, source, tag)) {
+    MPI_Message m = message_handle(p);
+    return imrecv(buf, count, type, &m, request);
+  }
   Request* r = new_request(k.c, k.m->rank, 1, request);
   count_recv(r);
   return raise(k.c, start_recv(k.c, k.m->rank, source, tag, {buf, count, type}, Channel::kP2P, &r->recv),
@@ -125,6 +149,11 @@ int sendrecv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, in
   if (int e = first_error({check_send(k.c, sendcount, sendtype, dest, sendtag),
                            check_recv(k.c, recvcount, recvtype, source, recvtag)}))
     return k.fail(e, "MPI_Sendrecv");
+  if (Packet* p = reserved_for(k.c, source, recvtag)) {
+    int rc = ranks::send(k.c, k.m->rank, {sendbuf, sendcount, sendtype}, dest, sendtag, SendMode::kStandard, Channel::kP2P);
+    int rrc = ranks::mrecv(p, {recvbuf, recvcount, recvtype}, status);
+    return raise(k.c, rc != MPI_SUCCESS ? rc : rrc, "MPI_Sendrecv");
+  }
   RecvOp r;
   int rc = start_recv(k.c, k.m->rank, source, recvtag, {recvbuf, recvcount, recvtype}, Channel::kP2P, &r);
   if (rc == MPI_SUCCESS) rc = ranks::send(k.c, k.m->rank, {sendbuf, sendcount, sendtype}, dest, sendtag,
@@ -192,6 +221,14 @@ int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   Caller k = caller(comm, "MPI_Probe");
   if (!k) return k.rc;
   if (int e = first_error({check_source(k.c, source), check_recv_tag(tag)})) return k.fail(e, "MPI_Probe");
+  if (reserving(k.c, source)) {
+    if (matching::thread_ranks::find(k.c, source, tag, status)) return MPI_SUCCESS;  // probed again
+    MPI_Status st;
+    Packet* p = ranks::mprobe(k.c, k.m->rank, source, tag, &st);
+    matching::thread_ranks::reserve(k.c, p, st);
+    if (status != MPI_STATUS_IGNORE) *status = st;
+    return MPI_SUCCESS;
+  }
   return ranks::probe(k.c, k.m->rank, source, tag, status);
 }
 
@@ -199,14 +236,20 @@ int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   Caller k = caller(comm, "MPI_Iprobe");
   if (!k) return k.rc;
   if (int e = first_error({check_source(k.c, source), check_recv_tag(tag)})) return k.fail(e, "MPI_Iprobe");
+  if (reserving(k.c, source)) {
+    *flag = 1;
+    if (matching::thread_ranks::find(k.c, source, tag, status)) return MPI_SUCCESS;
+    MPI_Status st;
+    Packet* p = ranks::improbe(k.c, k.m->rank, source, tag, &st);
+    *flag = p != nullptr;
+    if (p) {
+      matching::thread_ranks::reserve(k.c, p, st);
+      if (status != MPI_STATUS_IGNORE) *status = st;
+    }
+    return MPI_SUCCESS;
+  }
   return ranks::iprobe(k.c, k.m->rank, source, tag, flag, status);
 }
-
-namespace {
-MPI_Message message_handle(Packet* p) {
-  return handle_from_bits<MPI_Message>(make_handle(Made::kMessage, p));
-}
-}  // namespace
 
 int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   Caller k = caller(comm, "MPI_Mprobe");
@@ -215,6 +258,10 @@ int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status*
   if (source == MPI_PROC_NULL) {
     *message = MPI_MESSAGE_NO_PROC;
     set_status(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
+    return MPI_SUCCESS;
+  }
+  if (Packet* p = reserved_for(k.c, source, tag, status)) {
+    *message = message_handle(p);
     return MPI_SUCCESS;
   }
   *message = message_handle(ranks::mprobe(k.c, k.m->rank, source, tag, status));
@@ -231,7 +278,8 @@ int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
     set_status(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
     return MPI_SUCCESS;
   }
-  Packet* p = ranks::improbe(k.c, k.m->rank, source, tag, status);
+  Packet* p = reserved_for(k.c, source, tag, status);
+  if (!p) p = ranks::improbe(k.c, k.m->rank, source, tag, status);
   *flag = p != nullptr;
   if (p) *message = message_handle(p);
   return MPI_SUCCESS;
