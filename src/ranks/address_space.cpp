@@ -245,3 +245,12 @@ int native_comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info
 }  // namespace tsmpi::ranks
 
 extern "C" TSMPI_EXPORT int MPIX_Thread_attach(int index) { return tsmpi::ranks::asp::attach(index); }
+
+// Fortran (every binding passes INTEGERs by reference; gfortran's manglings): CALL
+// MPIX_THREAD_ATTACH(INDEX, IERROR). The constants are in include/tsmpif.h.
+extern "C" TSMPI_EXPORT void mpix_thread_attach_(const MPI_Fint* index, MPI_Fint* ierror) {
+  const int rc = tsmpi::ranks::asp::attach(static_cast<int>(*index));
+  if (ierror) *ierror = static_cast<MPI_Fint>(rc);
+}
+extern "C" TSMPI_EXPORT void mpix_thread_attach(const MPI_Fint* index, MPI_Fint* ierror) { mpix_thread_attach_(index, ierror); }
+extern "C" TSMPI_EXPORT void mpix_thread_attach__(const MPI_Fint* index, MPI_Fint* ierror) { mpix_thread_attach_(index, ierror); }

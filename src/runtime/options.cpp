@@ -68,7 +68,7 @@ const std::vector<OptionSpec>& option_specs() {
       {kVerbose, "0|1|2", "0", "1: one line per rank at MPI_Init; 2: also the active wrappers", ""},
       {kHangTimeout, "seconds (0 = off)", "0",
        "report every thread's MPI call when one is blocked longer than this", ""},
-      {kAsp, "1 to 256 MPI processes per address space", "(unset)",
+      {kAsp, "MPI processes per address space (0 = off)", "0",
        "several MPI processes per OS process, threads attach to them (set by tsmpirun -asp K; "
        "docs/threads-as-ranks.md#address-spaces)", ""},
   };
@@ -117,9 +117,9 @@ ParseResult parse_options(const Environment& env) {
       errno = 0;
       char* end = nullptr;
       long v = value.empty() ? 0 : std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || errno != 0 || v < 1 || v > kMaxAsp) {
+      if (value.empty() || *end != '\0' || errno != 0 || v < 0 || v > kMaxAsp) {
         r.error = prefix + " is invalid; allowed values: 1 to " + std::to_string(kMaxAsp) +
-                  " MPI processes per address space";
+                  " MPI processes per address space, or 0 (off: one per OS process, the MPI's own)";
         return r;
       }
       o.asp = static_cast<int>(v);
@@ -162,7 +162,7 @@ std::string option_value(const Options& o, std::string_view name) {
   if (name == kHangTimeout) return std::to_string(o.hang_timeout);
   if (name == kLifetime) return o.lifetime ? "on" : "off";
   if (name == kQuarantine) return std::to_string(o.quarantine);
-  if (name == kAsp) return o.asp ? std::to_string(o.asp) : "(unset)";
+  if (name == kAsp) return std::to_string(o.asp);
   return {};
 }
 

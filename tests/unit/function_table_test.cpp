@@ -73,7 +73,7 @@ TEST(FunctionTable, FamiliesThatHaveHandlers) {
   EXPECT_EQ(by_family[tsmpi::Family::kInit], init);
   EXPECT_EQ(by_family[tsmpi::Family::kFinalize], finalize);
   EXPECT_EQ(by_family[tsmpi::Family::kThreadlevel],
-            (std::set<std::string>{"MPI_Is_thread_main", "MPI_Query_thread"}));
+            (std::set<std::string>{"MPI_Finalized", "MPI_Initialized", "MPI_Is_thread_main", "MPI_Query_thread"}));
   EXPECT_EQ(by_family[tsmpi::Family::kProbe], (std::set<std::string>{"MPI_Iprobe", "MPI_Probe"}));
   EXPECT_TRUE(by_family[tsmpi::Family::kRecv].count("MPI_Recv"));
   EXPECT_TRUE(by_family[tsmpi::Family::kRecv].count("MPI_Irecv"));

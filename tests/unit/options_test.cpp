@@ -120,6 +120,17 @@ TEST(Options, FirstErrorWinsAndNamesItsVariable) {
   EXPECT_NE(r.error->find("TSMPI_CHECK=maybe"), std::string::npos);
 }
 
+TEST(Options, AddressSpacesTakeAWholeNumberUpTo256) {
+  EXPECT_EQ(parse_options({{"TSMPI_ASP", "3"}}).options.asp, 3);
+  EXPECT_EQ(parse_options({{"TSMPI_ASP", "0"}}).options.asp, 0);
+  for (const char* bad : {"-1", "257", "x", "", "2.5"}) {
+    auto r = parse_options({{"TSMPI_ASP", bad}});
+    ASSERT_TRUE(r.error) << bad;
+    EXPECT_NE(r.error->find("TSMPI_ASP"), std::string::npos);
+    EXPECT_NE(r.error->find("1 to 256"), std::string::npos);
+  }
+}
+
 TEST(Options, EverySpecHasHelpAndADefaultThatIsAllowed) {
   for (const auto& s : tsmpi::option_specs()) {
     EXPECT_GT(std::string(s.help).size(), 10u) << s.name;

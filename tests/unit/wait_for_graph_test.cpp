@@ -214,6 +214,27 @@ TEST(WaitForGraph, ThreadRankNamesItsThreadcommRankProcessAndThread) {
   EXPECT_EQ(thread_rank_text({1, 5, 2}), "threadcomm rank 5 = process 1 thread 2");
 }
 
+// tsmpirun -asp: MPI processes of address spaces are named by world rank, address space, index,
+// and keep that naming through a summary's encoding.
+TEST(WaitForGraph, AddressSpaceProcessesAreNamedByRankAddressSpaceAndIndex) {
+  EXPECT_EQ(thread_rank_text({1, 5, 2, 1}), "rank 5 (address space 1, index 2)");
+  RankSummary s;
+  s.rank = 1;
+  BlockedCall c;
+  c.fn = 0;
+  c.kind = WaitKind::Recv;
+  c.peer = 0;
+  c.as = {1, 3, 1, 1};
+  c.peer_rank = {0, 0, 0, 1};
+  s.calls.push_back(c);
+  std::vector<int> v = encode_summary(s);
+  RankSummary back;
+  ASSERT_TRUE(decode_summary(v.data(), static_cast<int>(v.size()), back));
+  ASSERT_EQ(back.calls.size(), 1u);
+  EXPECT_EQ(back.calls[0].as, c.as);
+  EXPECT_EQ(thread_rank_text(back.calls[0].peer_rank), "rank 0 (address space 0, index 0)");
+}
+
 // tests/ranks/rk_hang.c: thread-ranks 0 and 3 (processes 0 and 1) receive from each other,
 // 1 and 2 wait in a barrier of all four that 0 and 3 never enter.
 TEST(WaitForGraph, ThreadRanksReceivingFromEachOtherMakeACycle) {
