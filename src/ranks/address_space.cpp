@@ -2,6 +2,7 @@
 // (address_space.h): initialization, attaching threads, finalization.
 #include "ranks/address_space.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -26,13 +27,21 @@ std::atomic<bool> g_live{false};
 Comm* g_world = nullptr;
 constinit thread_local Comm* tl_self = nullptr;
 
-namespace {
 // Contexts no split makes (a split's upper half is a family rank, below 2^31).
 constexpr std::uint64_t kWorldContext = ~std::uint64_t{0} - 1;
 constexpr std::uint64_t kSelfContext = std::uint64_t{1} << 63;
 
+// The buffer MPI_Buffer_attach gave an MPI process (the engine copies buffered sends itself,
+// so the buffer is held for the program, not written).
+struct AttachedBuffer {
+  void* buffer = nullptr;
+  MPI_Count size = 0;
+  bool attached = false;
+};
+
 struct AddressSpace {
   int k = 0;
+  std::unique_ptr<AttachedBuffer[]> buffers;  // by index
   bool reattach = false;
   Family* family = nullptr;
   std::vector<Comm*> selves;  // by index
@@ -45,9 +54,11 @@ struct AddressSpace {
 };
 AddressSpace g_as;
 
-constinit thread_local int tl_index = -1;
+constinit thread_local int tl_index = -1;  // the MPI process the thread is attached to
 constinit thread_local bool tl_finalized = false;
 thread_local char tl_token;  // its address names the thread
+
+namespace {
 
 int fail_outside(int code, const std::string& text) {
   std::fprintf(stderr, "tsmpi: %s\n", text.c_str());
@@ -77,6 +88,7 @@ void start(int k, bool reattach) {
   g_as.reattach = reattach;
   g_as.main_thread = std::make_unique<std::atomic<const void*>[]>(static_cast<std::size_t>(k));
   g_as.finalized = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(k));
+  g_as.buffers = std::make_unique<AttachedBuffer[]>(static_cast<std::size_t>(k));
   g_as.init_thread = &tl_token;
   Family* f = make_family(MPI_COMM_WORLD, k, kWorldContext);
   g_as.family = f;
@@ -234,6 +246,37 @@ int not_attached_code(const char* call) {
 }  // namespace tsmpi::ranks::asp
 
 namespace tsmpi::ranks {
+
+namespace api {
+
+// Threads of one MPI process attach and detach in turn (MPI-4.0 §3.6.1 asks no more of them).
+int buffer_attach(void* buffer, MPI_Count size) {
+  if (asp::tl_index < 0) {  // a threadcomm's thread-rank: its process's buffer
+    if (size > INT32_MAX) return raise(nullptr, MPI_ERR_COUNT, "MPI_Buffer_attach");
+    return mpi::locked([&] { return PMPI_Buffer_attach(buffer, static_cast<int>(size)); });
+  }
+  asp::AttachedBuffer& b = asp::g_as.buffers[static_cast<std::size_t>(asp::tl_index)];
+  if (b.attached) return raise(asp::g_world, MPI_ERR_BUFFER, "MPI_Buffer_attach");
+  if (size < 0) return raise(asp::g_world, MPI_ERR_ARG, "MPI_Buffer_attach");
+  b = {buffer, size, true};
+  return MPI_SUCCESS;
+}
+
+int buffer_detach(void* buffer_addr, MPI_Count* size) {
+  if (asp::tl_index < 0) {
+    int n = 0;
+    int rc = mpi::locked([&] { return PMPI_Buffer_detach(buffer_addr, &n); });
+    *size = n;
+    return rc;
+  }
+  asp::AttachedBuffer& b = asp::g_as.buffers[static_cast<std::size_t>(asp::tl_index)];
+  *static_cast<void**>(buffer_addr) = b.attached ? b.buffer : nullptr;
+  *size = b.attached ? b.size : 0;
+  b = {};
+  return MPI_SUCCESS;
+}
+
+}  // namespace api
 
 int native_comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   if (split_type != MPIX_COMM_TYPE_ADDRESS_SPACE) return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);

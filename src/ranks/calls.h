@@ -5,6 +5,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <type_traits>
+
 #include "ranks/api.h"
 
 namespace tsmpi::ranks::on {
@@ -173,6 +175,15 @@ inline int Exscan(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, M
 }
 inline int Iexscan(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Request* r) {
   return api::exscan(sb, rb, n, t, op, c, r);
+}
+
+// ---- the attached buffer (each MPI process of an address space has its own) ----
+inline int Buffer_attach(void* b, auto size) { return api::buffer_attach(b, size); }
+inline int Buffer_detach(void* addr, auto* size) {
+  MPI_Count n = 0;
+  int rc = api::buffer_detach(addr, &n);
+  *size = static_cast<std::remove_pointer_t<decltype(size)>>(n);
+  return rc;
 }
 
 // ---- communicators, groups, attributes ----

@@ -96,8 +96,9 @@ int raise(Comm* c, int code, const char* call) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     mpi::locked([&] { return PMPI_Error_string(code, text, &len); });
-    int rank = m ? m->rank : -1;
-    std::fprintf(stderr, "tsmpi: %s on a thread-rank communicator (rank %d): %s\n", call, rank, text);
+    const std::string where = c->default_name[0] ? c->default_name : "a thread-rank communicator";
+    const std::string who = m ? "rank " + std::to_string(m->rank) : "a thread that is not a rank of it";
+    std::fprintf(stderr, "tsmpi: %s on %s (%s): %s\n", call, where.c_str(), who.c_str(), text);
     std::fflush(stderr);
     PMPI_Abort(c->family->parent, code);
     return code;
