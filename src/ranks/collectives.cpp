@@ -280,12 +280,24 @@ int processes_collective(Start&& start) {
   return mpi::wait(&r, MPI_STATUS_IGNORE);
 }
 
+// Who a team member is in its round: the collective's tag (number and call) and root.
+std::int64_t team_call(const Coll& k, int root) {
+  return (static_cast<std::int64_t>(static_cast<std::uint32_t>(k.tag)) << 32) | static_cast<std::uint32_t>(root);
+}
+
+// The error local members get when they meet in one round with different collectives.
+int mismatch_code() {
+  return described_code(MPI_ERR_OTHER, "thread-ranks of one process called different collectives as the same "
+                                       "collective of a communicator (each member must call the same collectives "
+                                       "in the same order; TSMPI_CHECK=warn names them)");
+}
+
 int barrier_team(const Coll& k, std::uint32_t round) {
   Comm* c = k.c;
   const int li = c->local_index[static_cast<std::size_t>(k.me)];
-  if (c->team.arrive(li, round, {}, nullptr, k.me)) {
-    int rc = MPI_SUCCESS;
-    if (!c->single_process) rc = processes_collective([&](MPI_Request* r) { return PMPI_Ibarrier(c->coll_comm, r); });
+  if (c->team.arrive(li, round, {}, nullptr, k.me, team_call(k, -1))) {
+    int rc = c->team.same_call() ? MPI_SUCCESS : mismatch_code();
+    if (rc == MPI_SUCCESS && !c->single_process) rc = processes_collective([&](MPI_Request* r) { return PMPI_Ibarrier(c->coll_comm, r); });
     c->team.shared_err = rc;
     c->team.release(round);
   } else {
@@ -300,10 +312,11 @@ int bcast_team(const Coll& k, std::uint32_t round, void* buf, MPI_Count count, M
   Comm* c = k.c;
   Team& t = c->team;
   const int li = c->local_index[static_cast<std::size_t>(k.me)];
-  if (t.arrive(li, round, {buf, count, type}, buf, k.me)) {
-    const int src = c->is_local(root) ? c->local_index[static_cast<std::size_t>(root)] : 0;
-    int rc = MPI_SUCCESS;
-    if (!c->single_process) {
+  if (t.arrive(li, round, {buf, count, type}, buf, k.me, team_call(k, root))) {
+    int src = c->is_local(root) ? c->local_index[static_cast<std::size_t>(root)] : 0;
+    int rc = t.same_call() ? MPI_SUCCESS : mismatch_code();
+    if (rc != MPI_SUCCESS) src = -1;  // nobody reads another's buffer
+    if (rc == MPI_SUCCESS && !c->single_process) {
       const TypedBuffer& s = t.slot(src).in;
       rc = processes_collective([&](MPI_Request* r) {
         return PMPI_Ibcast(const_cast<void*>(s.buf), static_cast<int>(s.count), s.type, c->proc_of(root), c->coll_comm, r);
@@ -330,8 +343,12 @@ int reduce_team(const Coll& k, std::uint32_t round, const void* sbuf, void* rbuf
   Team& t = c->team;
   const int li = c->local_index[static_cast<std::size_t>(k.me)];
   const void* mine = in_place(sbuf) ? rbuf : sbuf;
-  const bool last = t.arrive(li, round, {mine, count, type}, rbuf, k.me);
-  if (last) {
+  const bool last = t.arrive(li, round, {mine, count, type}, rbuf, k.me, team_call(k, root));
+  if (last && !t.same_call()) {
+    t.shared = nullptr;
+    t.shared_err = mismatch_code();
+    t.release(round);
+  } else if (last) {
     auto* acc = new TypedScratch(count, type);
     std::vector<const void*> contributions(static_cast<std::size_t>(t.size()));
     for (int i = 0; i < t.size(); ++i) contributions[static_cast<std::size_t>(i)] = t.slot(i).in.buf;
@@ -350,7 +367,7 @@ int reduce_team(const Coll& k, std::uint32_t round, const void* sbuf, void* rbuf
   int rc = t.shared_err;
   if (rc == MPI_SUCCESS && (root < 0 || root == k.me)) local_copy(acc->typed(), {rbuf, count, type});
   t.depart();
-  if (last) {
+  if (last && acc) {
     t.wait_departed(round);
     delete acc;
   }

@@ -19,6 +19,7 @@ class Team {
     TypedBuffer in;  // what the member contributes (or, for a broadcast, its buffer)
     void* out = nullptr;
     int rank = 0;
+    std::int64_t call = 0;  // which collective (its tag) and root: members must agree
   };
   void init(int n) {
     n_ = static_cast<std::uint32_t>(n);
@@ -29,9 +30,9 @@ class Team {
   // Member i's next round number (each member counts its own).
   std::uint32_t next_round(int i) { return rounds_[static_cast<std::size_t>(i)]++; }
   // Enters round k with its buffers; true for the last to arrive, which must call release(k).
-  bool arrive(int i, std::uint32_t k, const TypedBuffer& in, void* out, int rank) {
+  bool arrive(int i, std::uint32_t k, const TypedBuffer& in, void* out, int rank, std::int64_t call) {
     departed_.wait_until(n_ * k);
-    slots_[static_cast<std::size_t>(i)] = {in, out, rank};
+    slots_[static_cast<std::size_t>(i)] = {in, out, rank, call};
     return arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_ * (k + 1);
   }
   void release(std::uint32_t k) { released_.store_and_wake(k + 1); }
@@ -40,6 +41,13 @@ class Team {
   // For a member whose buffer the others read: returns once all have left round k.
   void wait_departed(std::uint32_t k) { departed_.wait_until(n_ * (k + 1)); }
   const Slot& slot(int i) const { return slots_[static_cast<std::size_t>(i)]; }
+  // For the last arriver: every member came with the same collective (an erroneous program's
+  // members may meet in one round with different calls, whose buffers must not be combined).
+  bool same_call() const {
+    for (const Slot& s : slots_)
+      if (s.call != slots_[0].call) return false;
+    return true;
+  }
   // What the last arriver leaves for the others (a result buffer, an error code).
   void* shared = nullptr;
   int shared_index = 0;

@@ -920,7 +920,7 @@ TEST(ranksTeam, EightMembersLastArriverSumsEveryRound) {
         tsmpi::ranks::TypedBuffer tb;
         tb.buf = &in;
         tb.count = 1;
-        if (team.arrive(i, k, tb, &out, 100 + i)) {
+        if (team.arrive(i, k, tb, &out, 100 + i, 7)) {
           ++last_count[static_cast<std::size_t>(i)];
           sum = 0;
           for (int j = 0; j < kMembers; ++j) {
