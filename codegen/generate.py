@@ -47,8 +47,10 @@ THREADCOMM = {"engine": "kEngine", "complete": "kComplete", "refuse": "kRefuse",
 # names the argument that decides it (root, local_leader, or the buffer of inplace(...)).
 IGNORED_CONDITIONS = {"nonroot": "root", "nonleaf": "root", "procnull": "root", "nonleader": "local_leader"}
 # Where a wrapper calls the MPI's own function through tsmpi code that adds what no MPI has
-# (instead of PMPI_<name>): MPIX_COMM_TYPE_ADDRESS_SPACE on the MPI's communicators.
-NATIVE_CALLS = {"MPI_Comm_split_type": "tsmpi::ranks::native_comm_split_type"}
+# (instead of PMPI_<name>), src/ranks/native_calls.h: MPIX_COMM_TYPE_ADDRESS_SPACE on the MPI's
+# communicators; the strings of error codes tsmpi made.
+NATIVE_CALLS = {"MPI_Comm_split_type": "tsmpi::ranks::native_comm_split_type",
+                "MPI_Error_string": "tsmpi::ranks::error_string"}
 # Parameter names of an MPI's mpi.h that differ from the standard's (Open MPI's MPI_Intercomm_create).
 PARAMETER_ALIASES = {"bridge_comm": "peer_comm"}
 

@@ -15,7 +15,7 @@
 #include "ranks/comm.h"
 #include "ranks/errors.h"
 #include "ranks/handle_space.h"
-#include "ranks/native_split_type.h"
+#include "ranks/native_calls.h"
 #include "ranks/route.h"
 #include "ranks/transport.h"
 #include "runtime/config.h"

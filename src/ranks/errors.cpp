@@ -1,18 +1,24 @@
 #include "ranks/errors.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "matching/mpi_calls.h"
 #include "ranks/comm.h"
+#include "ranks/native_calls.h"
 
 namespace tsmpi::ranks {
 
 namespace {
 std::mutex g_mu;
 std::unordered_map<std::string, int> g_codes;
+std::unordered_map<int, std::string> g_texts;  // the same, by code
+std::atomic<bool> g_any{false};
 }  // namespace
 
 bool predefined(MPI_Errhandler eh) {
@@ -66,7 +72,24 @@ int described_code(int error_class, const std::string& text) {
   else
     code = error_class;
   g_codes[text] = code;
+  g_texts[code] = text;
+  g_any.store(true, std::memory_order_release);
   return code;
+}
+
+int error_string(int code, char* string, int* resultlen) {
+  if (g_any.load(std::memory_order_acquire)) {
+    std::lock_guard g(g_mu);
+    auto it = g_texts.find(code);
+    if (it != g_texts.end()) {
+      const std::size_t n = std::min<std::size_t>(it->second.size(), MPI_MAX_ERROR_STRING - 1);
+      std::memcpy(string, it->second.data(), n);
+      string[n] = '\0';
+      *resultlen = static_cast<int>(n);
+      return MPI_SUCCESS;
+    }
+  }
+  return PMPI_Error_string(code, string, resultlen);
 }
 
 int unsupported_code(const char* call) {
@@ -95,7 +118,7 @@ int raise(Comm* c, int code, const char* call) {
   ) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
-    mpi::locked([&] { return PMPI_Error_string(code, text, &len); });
+    mpi::locked([&] { return error_string(code, text, &len); });
     const std::string where = c->default_name[0] ? c->default_name : "a thread-rank communicator";
     const std::string who = m ? "rank " + std::to_string(m->rank) : "a thread that is not a rank of it";
     std::fprintf(stderr, "tsmpi: %s on %s (%s): %s\n", call, where.c_str(), who.c_str(), text);

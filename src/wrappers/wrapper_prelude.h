@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "fn_ids.h"
-#include "ranks/native_split_type.h"
+#include "ranks/native_calls.h"
 #include "runtime/activation.h"
 #include "runtime/config.h"
 #include "wrappers/handlers.h"
