@@ -10,6 +10,8 @@
               runs it with tsmpi preloaded. MPI_Init: natively the MPI runs at
               MPI_THREAD_SINGLE, its fastest path; under tsmpi at TSMPI_UNDERLYING_LEVEL.
               (threads: MPI_Init_thread with MPI_THREAD_MULTIPLE.)
+     asp      tsmpirun -asp T -n T: one OS process holds T MPI processes (MPIX_THREAD_ATTACH), one
+              thread attached to each; measures on MPI_COMM_WORLD.
    Modes (every measurement: 5 blocks after a warm-up block, the median block reported):
      pingpong T = 2, ARG = SIZE...: rank 0 sends SIZE bytes to rank 1, which sends them back;
               ITERATIONS round trips per block up to 1 KiB, fewer above (iterations_for).
@@ -48,6 +50,7 @@
 #pragma weak MPIX_Threadcomm_start
 #pragma weak MPIX_Threadcomm_finish
 #pragma weak MPIX_Threadcomm_free
+#pragma weak MPIX_Thread_attach
 #endif
 
 #define BLOCKS 5
@@ -55,7 +58,7 @@
 
 enum mode { PINGPONG, MSGRATE, COLL };
 static enum mode mode;
-static int threads_config, nranks, nargs;
+static int threads_config, asp_config, nranks, nargs;
 static long iterations;
 static char** args;
 static atomic_long errors_total;
@@ -70,7 +73,7 @@ static double median_block(double* block) {
   return block[BLOCKS / 2];
 }
 
-static const char* config_name(void) { return threads_config ? "threads" : "procs"; }
+static const char* config_name(void) { return asp_config ? "asp" : threads_config ? "threads" : "procs"; }
 
 /* A byte pattern that depends on the position (a shifted or truncated copy fails) and on the
    stamp (a stale buffer fails). */
@@ -331,18 +334,48 @@ static void run_threads(void) {
   for (int t = 1; t < nranks; ++t) pthread_join(tid[t], NULL);
   MPIX_Threadcomm_free(&threadcomm);
 }
+
+/* ---------------------------------------------------------------- MPI processes of one address space */
+static void* asp_process(void* arg) {
+  if (MPIX_Thread_attach((int)(long)arg) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 3);
+  measure(MPI_COMM_WORLD);
+  return NULL;
+}
+
+/* tsmpirun -asp T -n T: T MPI processes in one OS process, one thread each. */
+static void run_asp(void) {
+  if (!MPIX_Thread_attach) {
+    fprintf(stderr, "threadcomm: this libtsmpi has no MPIX_Thread_attach\n");
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  pthread_t tid[MAX_RANKS];
+  for (int t = 0; t < nranks; ++t) pthread_create(&tid[t], NULL, asp_process, (void*)(long)t);
+  for (int t = 0; t < nranks; ++t) pthread_join(tid[t], NULL);
+}
 #endif
 
 int main(int argc, char** argv) {
   int provided, rank = 0, np = 0;
   threads_config = argc > 2 && !strcmp(argv[2], "threads");
-  if (threads_config)
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  else
-    MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  int ok = argc >= 5 && (threads_config || !strcmp(argv[2], "procs"));
+#ifndef THREADCOMM_NATIVE
+  asp_config = argc > 2 && !strcmp(argv[2], "asp");
+#endif
+  if (asp_config) {
+    MPI_Init_thread(&argc, &argv, MPIX_THREAD_ATTACH, &provided);
+    if (provided != MPIX_THREAD_ATTACH) {
+      fprintf(stderr, "threadcomm: asp needs tsmpirun -asp T -n T\n");
+      return 2;
+    }
+    np = atoi(argc > 3 ? argv[3] : "0");  /* MPI processes; rank 0 is in this OS process */
+  } else {
+    if (threads_config)
+      MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+      MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+  }
+  int ok = argc >= 5 && (threads_config || asp_config || !strcmp(argv[2], "procs"));
   if (ok) {
     if (!strcmp(argv[1], "pingpong")) mode = PINGPONG;
     else if (!strcmp(argv[1], "msgrate")) mode = MSGRATE;
@@ -367,6 +400,15 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
 #ifndef THREADCOMM_NATIVE
+  if (asp_config) {  /* the initializing thread is no MPI process: it checks and finalizes them all */
+    run_asp();
+    if (atomic_load(&errors_total)) {
+      fprintf(stderr, "threadcomm: %ld bytes or values arrived wrong\n", (long)atomic_load(&errors_total));
+      return 1;
+    }
+    MPI_Finalize();
+    return 0;
+  }
   if (threads_config)
     run_threads();
   else

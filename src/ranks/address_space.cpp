@@ -16,6 +16,7 @@
 #include "ranks/errors.h"
 #include "ranks/handle_space.h"
 #include "ranks/native_calls.h"
+#include "ranks/ranks_stats.h"
 #include "ranks/route.h"
 #include "ranks/transport.h"
 #include "runtime/config.h"
@@ -102,6 +103,7 @@ void start(int k, bool reattach) {
   }
   if (f->multi_process()) add_polled_family(f);
   activate();
+  g_counters.address_space_processes.store(static_cast<unsigned long long>(k), std::memory_order_relaxed);
   g_world = world;
   g_live.store(true, std::memory_order_release);
 }

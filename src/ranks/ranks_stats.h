@@ -13,7 +13,7 @@ extern bool g_count_calls;
 namespace tsmpi::ranks {
 
 struct Counters {
-  std::atomic<unsigned long long> threadcomms{0}, local_messages{0}, local_bytes{0}, remote_messages{0},
+  std::atomic<unsigned long long> threadcomms{0}, address_space_processes{0}, local_messages{0}, local_bytes{0}, remote_messages{0},
       remote_bytes{0}, collectives{0};
 };
 extern Counters g_counters;
@@ -22,7 +22,8 @@ inline void count(std::atomic<unsigned long long>& c, unsigned long long n = 1) 
   if (g_count_calls) c.fetch_add(n, std::memory_order_relaxed);
 }
 
-// "  ranks: threadcomms=1 local_messages=... \n", or "" when no threadcomm was made.
+// "  ranks: threadcomms=1 asp=0 local_messages=... \n" (asp: MPI processes in this address space),
+// or "" when neither was made.
 std::string stats_line();
 
 }  // namespace tsmpi::ranks
