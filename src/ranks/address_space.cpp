@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checks/checks.h"
@@ -19,6 +20,7 @@
 #include "ranks/ranks_stats.h"
 #include "ranks/route.h"
 #include "ranks/transport.h"
+#include "runtime/function_table.h"
 #include "runtime/config.h"
 #include "tsmpi.h"
 
@@ -101,6 +103,10 @@ void start(int k, bool reattach) {
     g_as.selves.push_back(predefined_comm(f, kSelfContext | static_cast<std::uint64_t>(fr), {fr}, MPI_COMM_SELF,
                                           "MPI_COMM_SELF"));
   }
+  // The MPI raises its own errors on these: they come back to tsmpi, which raises them through
+  // the calling process's handler (raise_native).
+  mpi::locked([&] { return PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); });
+  mpi::locked([&] { return PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); });
   if (f->multi_process()) add_polled_family(f);
   activate();
   g_counters.address_space_processes.store(static_cast<unsigned long long>(k), std::memory_order_relaxed);
@@ -236,6 +242,15 @@ bool finalized() {
 
 bool is_thread_main() {
   return tl_index >= 0 && g_as.main_thread[static_cast<std::size_t>(tl_index)].load() == &tl_token;
+}
+
+int raise_native(int fn, int code) {
+  const std::string_view name = kFunctions[fn].name;
+  for (std::string_view own : {"MPI_File_", "MPI_Win_", "MPI_Session_"})
+    if (name.substr(0, own.size()) == own) return code;
+  Comm* c = g_world;
+  if (MPI_VERSION >= 4 && tl_self) c = tl_self;
+  return raise(c, code, kFunctions[fn].name);
 }
 
 int not_attached_code(const char* call) {

@@ -37,7 +37,8 @@ void activate(const Options& o) {
     // in; serialize mode takes every function that needs its lock; a probe policy takes the
     // receive-side families; object lifetime, checking mode and the attached buffer's lock the
     // functions their rules select.
-    bool active = o.stats || o.hang_timeout > 0 ||
+    // MPI processes of address spaces: the MPI's errors go to the calling process's handler.
+    bool active = o.stats || o.hang_timeout > 0 || o.asp > 0 ||
                   (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked) ||
                   (matching::matching() && kFunctions[i].matched && !completes_requests(kFunctions[i])) ||
                   lifetime::needs(i) || (checks::g_on && checks::needs(i)) || own::applies(static_cast<fn::Id>(i));

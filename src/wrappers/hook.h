@@ -18,6 +18,7 @@
 #include "matching/probe_policy.h"
 #include "ranks/calls.h"
 #include "ranks/introspect.h"
+#include "ranks/address_space.h"
 #include "ranks/route.h"
 #include "runtime/category.h"
 #include "runtime/handles.h"
@@ -104,11 +105,17 @@ struct Hook {
         if (TSMPI_UNLIKELY(checks::g_on)) return checks::guarded(id, objects, args, alive);
         return alive();
       };
+      int rc;
       if (own::applies(id)) {
         std::lock_guard<std::mutex> g(own::buffer_lock());
-        return checked();
+        rc = checked();
+      } else {
+        rc = checked();
       }
-      return checked();
+      // MPI processes of an address space: the MPI raised the error (on its MPI_COMM_WORLD or
+      // MPI_COMM_SELF, which return it there), the calling process's handler takes it.
+      if (TSMPI_UNLIKELY(rc != MPI_SUCCESS) && ranks::asp::live()) return ranks::asp::raise_native(id, rc);
+      return rc;
     } else {
       return received();
     }
