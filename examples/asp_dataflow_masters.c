@@ -1,0 +1,174 @@
+/* Example 12.4 of the MPI Forum draft "multiple MPI processes in one address space" (ticket 310,
+   seed 003 §12.6.1), made runnable: a static dataflow graph executed by OpenMP tasks, with one
+   communication master thread per MPI process, several MPI processes per OS process.
+
+   Run under tsmpi:  tsmpirun -asp K -np N ./asp_dataflow_masters [LEVELS]
+   (N a multiple of K: N/K OS processes, each holding K MPI processes.)
+
+   The graph: LEVELS levels of W = 4*N tasks. Task (l, j) belongs to MPI process owner(l, j),
+   spread over all ranks so that inputs cross address spaces; a task of level l > 0 has three
+   inputs from level l-1, each arriving as one work item (a message) from the producer's MPI
+   process. Each OS process runs one OpenMP team of K + MINWORKERS threads; every thread attaches
+   to MPI process (thread number mod K), and the first thread to attach to each MPI process
+   (MPI_Is_thread_main) is its communication master: it receives work items with MPI_ANY_SOURCE
+   and, when a task has all its inputs, spawns an OpenMP task that computes it and spawns one
+   task per output item, which any thread of the team sends.
+   Termination: every MPI process knows from the static graph how many items it will receive.
+   Check: every task's value equals a serial evaluation of the graph; each MPI process prints
+   "asp_dataflow_masters: rank R: ok" (or FAILED with the reasons) and the exit status is
+   non-zero on failure. */
+#include <mpi.h>
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tsmpi.h" /* MPIX_THREAD_ATTACH, MPIX_Thread_attach (tsmpi's names for the draft's) */
+
+enum { MAXLEVELS = 64, NIN = 3, MINWORKERS = 2, MAXASP = 64 };
+static int N, W, LEVELS = 8, asp;
+
+/* ---- the static graph (the same in every MPI process) ---- */
+static int owner(int l, int j) { return (int)(((unsigned)j * 2654435761u + (unsigned)l * 40503u) % (unsigned)N); }
+static int input(int j, int s) { return s == 0 ? j : s == 1 ? (j + 1) % W : (7 * j + 3) % W; }
+static long long compute(int l, int j, const long long in[NIN]) {
+  if (l == 0) return 1000 + 7919LL * j;
+  return (3 * in[0] + 5 * in[1] + 7 * in[2] + (long long)l * j + 1) % 1000000007LL;
+}
+
+/* A work item: the input of slot `slot` of task (level, j). */
+typedef struct { long long level, j, slot, value; } Work_item;
+static MPI_Datatype Work_packet_type[MAXASP]; /* a datatype is an MPI process's: one each */
+
+/* Per task, in this address space (a task has one owner, so the K MPI processes never share
+   an entry): its inputs (written by its owner's master only), its value, times computed. */
+static long long (*in_val)[NIN], *value;
+static int* in_cnt;
+static atomic_int* computed;
+static atomic_int failures[MAXASP];
+static __thread int my_index = -1, my_rank = -1; /* the calling thread's MPI process */
+
+#define FAIL(fmt, ...) (atomic_fetch_add(&failures[my_index], 1), \
+                        printf("asp_dataflow_masters: rank %d: " fmt "\n", my_rank, __VA_ARGS__))
+
+static void send_item(Work_item item, int dest) { /* an OpenMP task: any attached thread */
+  MPI_Send(&item, 1, Work_packet_type[my_index], dest, 0, MPI_COMM_WORLD);
+}
+
+static void run_task(int l, int j) {
+  int t = l * W + j;
+  value[t] = compute(l, j, in_val[t]);
+  atomic_fetch_add(&computed[t], 1);
+  if (l + 1 == LEVELS) return;
+  /* Make_output_list: every slot of level l+1 that reads task j, one item each. */
+  for (int c = 0; c < W; ++c)
+    for (int s = 0; s < NIN; ++s)
+      if (input(c, s) == j) {
+        Work_item item = {l + 1, c, s, value[t]};
+        int dest = owner(l + 1, c);
+#pragma omp task firstprivate(item, dest)
+        send_item(item, dest);
+      }
+}
+
+int main(int argc, char** argv) {
+  int provided, flag;
+  char val[MPI_MAX_INFO_VAL + 1];
+  /* The draft asks for MPI_THREAD_MULTIPLE and then tests provided < MPI_THREAD_ATTACH; the
+     level that lets several MPI processes share an address space is the one to ask for. */
+  MPI_Init_thread(&argc, &argv, MPIX_THREAD_ATTACH, &provided);
+  if (provided != MPIX_THREAD_ATTACH) {
+    fprintf(stderr, "asp_dataflow_masters: provided %d, not MPIX_THREAD_ATTACH\n", provided);
+    return 1;
+  }
+  MPI_Info_get(MPI_INFO_ENV, "asp", MPI_MAX_INFO_VAL, val, &flag);
+  asp = flag ? atoi(val) : 1;
+  if (argc > 1) LEVELS = atoi(argv[1]);
+  if (asp < 1 || asp > MAXASP || LEVELS < 1 || LEVELS > MAXLEVELS) return 2;
+  int status = 0;
+
+#pragma omp parallel num_threads(asp + MINWORKERS) reduction(| : status)
+  {
+    if (omp_get_num_threads() < asp + MINWORKERS) { /* the draft: not enough threads */
+      fprintf(stderr, "asp_dataflow_masters: %d threads, need %d\n", omp_get_num_threads(), asp + MINWORKERS);
+      exit(1);
+    }
+    my_index = omp_get_thread_num() % asp;
+    MPIX_Thread_attach(my_index);
+    MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+    int init = 0, is_main = 0;
+    MPI_Initialized(&init);
+    MPI_Is_thread_main(&is_main);
+    if (is_main) { /* one thread per MPI process, whichever attached first */
+      MPI_Type_contiguous(4, MPI_LONG_LONG, &Work_packet_type[my_index]);
+      MPI_Type_commit(&Work_packet_type[my_index]);
+    }
+#pragma omp single
+    { /* the graph's arrays, once per address space */
+      MPI_Comm_size(MPI_COMM_WORLD, &N);
+      W = 4 * N;
+      in_val = calloc((size_t)LEVELS * W, sizeof *in_val);
+      value = calloc((size_t)LEVELS * W, sizeof *value);
+      in_cnt = calloc((size_t)LEVELS * W, sizeof *in_cnt);
+      computed = calloc((size_t)LEVELS * W, sizeof *computed);
+    } /* implicit barrier: every datatype committed, the arrays made */
+
+    if (init && is_main) {
+      /* communication master thread */
+      int expected = 0, received = 0;
+      for (int l = 1; l < LEVELS; ++l)
+        for (int j = 0; j < W; ++j) expected += owner(l, j) == my_rank ? NIN : 0;
+      for (int j = 0; j < W; ++j) /* level 0 has no inputs: runnable at once */
+        if (owner(0, j) == my_rank) {
+#pragma omp task firstprivate(j)
+          run_task(0, j);
+        }
+      while (received < expected) { /* notdone */
+        Work_item item;
+        MPI_Status st;
+        MPI_Recv(&item, 1, Work_packet_type[my_index], MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st);
+        ++received;
+        int l = (int)item.level, j = (int)item.j, s = (int)item.slot, t = l * W + j;
+        if (l < 1 || l >= LEVELS || j < 0 || j >= W || s < 0 || s >= NIN || owner(l, j) != my_rank) {
+          FAIL("work item (%d, %d, slot %d) is not for this MPI process", l, j, s);
+          continue;
+        }
+        /* It was sent by a thread of the producer's address space. */
+        if (st.MPI_SOURCE / asp != owner(l - 1, input(j, s)) / asp)
+          FAIL("item for (%d, %d) came from rank %d, its producer is rank %d", l, j, st.MPI_SOURCE, owner(l - 1, input(j, s)));
+        in_val[t][s] = item.value;
+        if (++in_cnt[t] == NIN) { /* Make_runnable_list */
+#pragma omp task firstprivate(l, j)
+          run_task(l, j);
+        }
+      }
+    }
+#pragma omp barrier /* every task has run: all items sent */
+
+    if (is_main) {
+      /* Check against a serial evaluation of the whole graph. */
+      long long* serial = malloc(sizeof(long long) * LEVELS * W);
+      for (int l = 0; l < LEVELS; ++l)
+        for (int j = 0; j < W; ++j) {
+          long long in[NIN] = {0, 0, 0};
+          for (int s = 0; l > 0 && s < NIN; ++s) in[s] = serial[(l - 1) * W + input(j, s)];
+          serial[l * W + j] = compute(l, j, in);
+          if (owner(l, j) != my_rank) continue;
+          int t = l * W + j, c = atomic_load(&computed[t]);
+          if (c != 1) FAIL("task (%d, %d) computed %d times", l, j, c);
+          else if (value[t] != serial[t]) FAIL("task (%d, %d) = %lld, serial %lld", l, j, value[t], serial[t]);
+        }
+      free(serial);
+      int mine = atomic_load(&failures[my_index]), any = 0;
+      MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      if (my_rank == 0)
+        printf("asp_dataflow_masters: %d MPI processes, %d per address space, %d tasks\n", N, asp, LEVELS * W);
+      printf("asp_dataflow_masters: rank %d: %s\n", my_rank, any ? "FAILED" : "ok");
+      fflush(stdout);
+      status = any != 0;
+      MPI_Type_free(&Work_packet_type[my_index]);
+      MPI_Finalize(); /* this MPI process's, by its master; the last one ends the MPI */
+    }
+  }
+  return status;
+}
