@@ -59,6 +59,12 @@ Comm* comm_of(MPI_Comm c) {
   return find_as<Comm>(Made::kComm, bits);
 }
 
+Comm* comm_for_process(MPI_Comm comm) {
+  Comm* c = comm_of(comm);
+  if (c && asp::live() && c != asp::g_world && c->family == asp::g_world->family && !membership(c)) return nullptr;
+  return c;
+}
+
 int Comm::proc_of(int rank) const { return family->proc_of[static_cast<std::size_t>(members[static_cast<std::size_t>(rank)])]; }
 
 namespace {

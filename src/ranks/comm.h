@@ -118,6 +118,11 @@ extern constinit thread_local int tl_regions;
 
 // The communicator behind an MPI_Comm, or nullptr when it is not a thread-rank communicator.
 Comm* comm_of(MPI_Comm c);
+// The same for a call that needs no membership (size, group, name, handlers), nullptr also when
+// the caller is an MPI process of an address space that is no member of it: every caller there
+// is an MPI process, and one that freed the communicator (which lives on while other local
+// processes have it) must get MPI_ERR_COMM. MPI_COMM_WORLD is every process's.
+Comm* comm_for_process(MPI_Comm c);
 // The family rank of the calling thread in c's family (-1 if it is not a member of the root).
 int family_rank_of_caller(Family* f);
 

@@ -108,7 +108,8 @@ int comm_rank(MPI_Comm comm, int* rank) {
 }
 
 int comm_size(MPI_Comm comm, int* size) {
-  Comm* c = comm_of(comm);
+  Comm* c = comm_for_process(comm);
+  if (!c) return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_size");
   *size = c->size();
   return MPI_SUCCESS;
 }
@@ -152,7 +153,8 @@ int comm_free(MPI_Comm* comm) {
 }
 
 int comm_group(MPI_Comm comm, MPI_Group* group) {
-  Comm* c = comm_of(comm);
+  Comm* c = comm_for_process(comm);
+  if (!c) return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_group");
   *group = new_group(c->family, c->members);
   return MPI_SUCCESS;
 }
@@ -199,14 +201,16 @@ int comm_delete_attr(MPI_Comm comm, int keyval) {
 }
 
 int comm_set_name(MPI_Comm comm, const char* name) {
-  Comm* c = comm_of(comm);
+  Comm* c = comm_for_process(comm);
+  if (!c) return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_set_name");
   std::lock_guard g(c->mu);
   c->name.assign(name, strnlen(name, MPI_MAX_OBJECT_NAME - 1));
   return MPI_SUCCESS;
 }
 
 int comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
-  Comm* c = comm_of(comm);
+  Comm* c = comm_for_process(comm);
+  if (!c) return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_get_name");
   std::lock_guard g(c->mu);
   std::string n = c->name.empty() ? std::string(c->default_name) : c->name;
   std::memcpy(name, n.c_str(), n.size() + 1);
@@ -216,25 +220,32 @@ int comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
 
 // A member sets and reads its own handler; another thread (outside the region) the default.
 int comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
-  Comm* c = comm_of(comm);
+  Comm* c = comm_for_process(comm);
+  if (!c) return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_set_errhandler");
   Member* m = membership(c);
   std::lock_guard g(c->mu);
   return m ? m->errhandler.set(errhandler) : c->errhandler.set(errhandler);
 }
 
 int comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
-  Comm* c = comm_of(comm);
+  Comm* c = comm_for_process(comm);
+  if (!c) return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_get_errhandler");
   Member* m = membership(c);
   std::lock_guard g(c->mu);
   return m && m->errhandler.is_set() ? m->errhandler.get(errhandler) : c->errhandler.get(errhandler);
 }
 
 int comm_call_errhandler(MPI_Comm comm, int code) {
-  raise(comm_of(comm), code, "MPI_Comm_call_errhandler");
+  Comm* c = comm_for_process(comm);
+  if (!c) return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_call_errhandler");
+  raise(c, code, "MPI_Comm_call_errhandler");
   return MPI_SUCCESS;
 }
 
-int abort(MPI_Comm comm, int code) { return PMPI_Abort(comm_of(comm)->family->parent, code); }
+int abort(MPI_Comm comm, int code) {
+  Comm* c = comm_of(comm);
+  return PMPI_Abort(c ? c->family->parent : MPI_COMM_WORLD, code);
+}
 
 int pack(const void* inbuf, MPI_Count incount, MPI_Datatype type, void* outbuf, MPI_Count outsize,
          MPI_Count* position) {

@@ -26,6 +26,9 @@ int compare_members(const std::vector<int>& a, const std::vector<int>& b) {
 }
 
 namespace {
+// A group handle the engine made and released: a freed group.
+bool freed(MPI_Group g) { return !group_of(g) && in_space(handle_bits(g)); }
+
 const std::vector<int> kNoMembers;
 const std::vector<int>& members_of(const Group* g) { return g ? g->members : kNoMembers; }
 bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
@@ -45,6 +48,7 @@ int expand_ranges(int n, const int ranges[][3], int size, std::vector<int>* out)
 // Union, intersection or difference of two groups of one family.
 template <class Pick>
 int combine(MPI_Group a, MPI_Group b, MPI_Group* out, const char* call, Pick&& pick) {
+  if (freed(a) || freed(b)) return raise(nullptr, MPI_ERR_GROUP, call);
   Group* x = group_of(a);
   Group* y = group_of(b);
   if (x && y && x->family != y->family) return raise(nullptr, MPI_ERR_GROUP, call);
@@ -57,12 +61,15 @@ int combine(MPI_Group a, MPI_Group b, MPI_Group* out, const char* call, Pick&& p
 namespace api {
 
 int group_size(MPI_Group group, int* size) {
-  *size = static_cast<int>(group_of(group)->members.size());
+  Group* g = group_of(group);
+  if (!g) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_size");
+  *size = static_cast<int>(g->members.size());
   return MPI_SUCCESS;
 }
 
 int group_rank(MPI_Group group, int* rank) {
   Group* g = group_of(group);
+  if (!g) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_rank");
   int me = family_rank_of_caller(g->family);
   auto it = std::find(g->members.begin(), g->members.end(), me);
   *rank = me < 0 || it == g->members.end() ? MPI_UNDEFINED : static_cast<int>(it - g->members.begin());
@@ -70,6 +77,7 @@ int group_rank(MPI_Group group, int* rank) {
 }
 
 int group_translate_ranks(MPI_Group a, int n, const int* ranks_a, MPI_Group b, int* ranks_b) {
+  if (freed(a) || freed(b)) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_translate_ranks");
   Group* x = group_of(a);
   Group* y = group_of(b);
   for (int i = 0; i < n; ++i) {
@@ -87,6 +95,7 @@ int group_translate_ranks(MPI_Group a, int n, const int* ranks_a, MPI_Group b, i
 }
 
 int group_compare(MPI_Group a, MPI_Group b, int* result) {
+  if (freed(a) || freed(b)) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_compare");
   Group* x = group_of(a);
   Group* y = group_of(b);
   *result = x && y && x->family == y->family ? compare_members(x->members, y->members) : MPI_UNEQUAL;
@@ -96,6 +105,7 @@ int group_compare(MPI_Group a, MPI_Group b, int* result) {
 int group_free(MPI_Group* group) {
   std::uintptr_t bits = handle_bits(*group);
   Group* g = group_of(*group);
+  if (!g) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_free");
   release_handle(bits);
   delete g;
   *group = MPI_GROUP_NULL;
@@ -104,6 +114,7 @@ int group_free(MPI_Group* group) {
 
 int group_incl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup) {
   Group* g = group_of(group);
+  if (!g) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_incl");
   std::vector<int> members;
   for (int i = 0; i < n; ++i) {
     if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g->members.size())) return raise(nullptr, MPI_ERR_RANK, "MPI_Group_incl");
@@ -115,6 +126,7 @@ int group_incl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup) {
 
 int group_excl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup) {
   Group* g = group_of(group);
+  if (!g) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_excl");
   std::vector<bool> out(g->members.size(), false);
   for (int i = 0; i < n; ++i) {
     if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g->members.size())) return raise(nullptr, MPI_ERR_RANK, "MPI_Group_excl");
@@ -157,6 +169,7 @@ int group_difference(MPI_Group a, MPI_Group b, MPI_Group* out) {
 
 int group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
   Group* g = group_of(group);
+  if (!g) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_range_incl");
   std::vector<int> ranks;
   if (int rc = expand_ranges(n, ranges, static_cast<int>(g->members.size()), &ranks))
     return raise(nullptr, rc, "MPI_Group_range_incl");
@@ -168,6 +181,7 @@ int group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgrou
 
 int group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
   Group* g = group_of(group);
+  if (!g) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_range_excl");
   std::vector<int> ranks;
   if (int rc = expand_ranges(n, ranges, static_cast<int>(g->members.size()), &ranks))
     return raise(nullptr, rc, "MPI_Group_range_excl");

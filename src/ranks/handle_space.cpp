@@ -22,7 +22,7 @@ struct Space {
   Slot slots[kSlots];
   std::mutex mu;  // taken to make and release handles, never to find them
   std::vector<std::uint32_t> free_list;
-  std::uint32_t next = 0;
+  std::atomic<std::uint32_t> next{0};
   std::atomic<int> live{0};
   Space() {
     if constexpr (std::is_pointer_v<MPI_Comm>) {
@@ -48,8 +48,9 @@ std::uintptr_t make_handle(Made kind, void* object) {
   if (!s.free_list.empty()) {
     i = s.free_list.back();
     s.free_list.pop_back();
-  } else if (s.next < kSlots) {
-    i = s.next++;
+  } else if (s.next.load(std::memory_order_relaxed) < kSlots) {
+    i = s.next.load(std::memory_order_relaxed);
+    s.next.store(i + 1, std::memory_order_release);
   } else {
     return 0;
   }
@@ -82,5 +83,13 @@ void release_handle(std::uintptr_t bits) {
 }
 
 bool any_handles() { return space().live.load(std::memory_order_relaxed) != 0; }
+
+bool ever_made() { return space().next.load(std::memory_order_relaxed) != 0; }
+
+bool in_space(std::uintptr_t bits) {
+  Space& s = space();
+  std::uintptr_t off = bits - s.base;
+  return off < kSlots * s.stride && off % s.stride == 0 && off / s.stride < s.next.load(std::memory_order_acquire);
+}
 
 }  // namespace tsmpi::ranks

@@ -20,6 +20,11 @@ void* find_handle(Made kind, std::uintptr_t bits);
 void release_handle(std::uintptr_t bits);
 // True when some engine handle of any kind exists (cheap test before lookups).
 bool any_handles();
+// True once any handle has been made (a released one may still be in the program's hands).
+bool ever_made();
+// True when bits is a handle the engine made, live or released: a released one is a freed
+// object, refused with its error class by the engine instead of reaching the MPI.
+bool in_space(std::uintptr_t bits);
 
 template <class T>
 T* find_as(Made kind, std::uintptr_t bits) {

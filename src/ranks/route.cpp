@@ -35,14 +35,15 @@ std::uintptr_t read_bits(const HandleArg& h) {
 
 // The first engine handle among the call's input handles (kind set), or 0.
 std::uintptr_t engine_argument(const CallArgs& args, Made* kind) {
-  if (!any_handles() && !asp::live()) return 0;
+  if (!ever_made() && !asp::live()) return 0;
   for (int i = 0; i < args.handle_count; ++i) {
     const HandleArg& h = args.handles[i];
     if (h.use != Use::In && h.use != Use::InOut) continue;
     Made k = made_kind(h.kind);
     if (k == Made::kFree || !h.where) continue;
     std::uintptr_t bits = read_bits(h);
-    if (find_handle(k, bits) || (k == Made::kComm && asp::predefined(bits))) {
+    // A released handle is the engine's too: the engine refuses it as freed.
+    if (in_space(bits) || (k == Made::kComm && asp::predefined(bits))) {
       *kind = k;
       return bits;
     }
@@ -66,7 +67,11 @@ bool refuses(fn::Id id, const CallArgs& args, int* rc) {
   Made k = Made::kFree;
   std::uintptr_t bits = engine_argument(args, &k);
   if (!bits) return false;
-  Comm* c = k == Made::kComm ? comm_of(handle_from_bits<MPI_Comm>(bits)) : nullptr;
+  Comm* c = k == Made::kComm ? comm_for_process(handle_from_bits<MPI_Comm>(bits)) : nullptr;
+  if (k == Made::kComm && !c) {  // a freed communicator
+    *rc = raise(nullptr, MPI_ERR_COMM, kFunctions[id].name);
+    return true;
+  }
   *rc = raise(c, unsupported_code(kFunctions[id].name), kFunctions[id].name);
   return true;
 }
