@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <sys/mman.h>
 
+#include <deque>
 #include <mutex>
 #include <type_traits>
 #include <vector>
@@ -11,6 +12,9 @@ namespace tsmpi::ranks {
 
 namespace {
 constexpr std::uintptr_t kSlots = 1 << 16;
+// Released handles are reused oldest first, and only once this many others wait: a stale copy
+// of a freed handle stays freed (MPI_ERR_COMM, not another object) for that long.
+constexpr std::size_t kQuarantine = 1024;
 
 struct Slot {
   std::atomic<void*> object{nullptr};
@@ -21,7 +25,7 @@ struct Space {
   std::uintptr_t base = 0, stride = 1;
   Slot slots[kSlots];
   std::mutex mu;  // taken to make and release handles, never to find them
-  std::vector<std::uint32_t> free_list;
+  std::deque<std::uint32_t> free_list;  // released slots, oldest first
   std::atomic<std::uint32_t> next{0};
   std::atomic<int> live{0};
   Space() {
@@ -45,10 +49,11 @@ std::uintptr_t make_handle(Made kind, void* object) {
   Space& s = space();
   std::lock_guard g(s.mu);
   std::uint32_t i;
-  if (!s.free_list.empty()) {
-    i = s.free_list.back();
-    s.free_list.pop_back();
-  } else if (s.next.load(std::memory_order_relaxed) < kSlots) {
+  const bool fresh_left = s.next.load(std::memory_order_relaxed) < kSlots;
+  if (s.free_list.size() > kQuarantine || (!fresh_left && !s.free_list.empty())) {
+    i = s.free_list.front();
+    s.free_list.pop_front();
+  } else if (fresh_left) {
     i = s.next.load(std::memory_order_relaxed);
     s.next.store(i + 1, std::memory_order_release);
   } else {

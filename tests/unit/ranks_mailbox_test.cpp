@@ -1056,6 +1056,24 @@ TEST(ranksHandleSpace, UniqueWhileAliveFoundWithTheirKindOnly) {
   EXPECT_FALSE(tsmpi::ranks::any_handles());
 }
 
+// A released handle stays the engine's (in_space: calls on it are refused as freed) and is not
+// given to another object before 1024 other released handles have been reused.
+TEST(ranksHandleSpace, ReleasedHandlesStayFreedForAWhile) {
+  int object = 0;
+  std::uintptr_t stale = tsmpi::ranks::make_handle(Made::kComm, &object);
+  ASSERT_NE(stale, 0u);
+  tsmpi::ranks::release_handle(stale);
+  EXPECT_TRUE(tsmpi::ranks::in_space(stale));
+  EXPECT_EQ(tsmpi::ranks::find_handle(Made::kComm, stale), nullptr);
+  std::vector<std::uintptr_t> made;
+  for (int i = 0; i < 1024; ++i) {
+    made.push_back(tsmpi::ranks::make_handle(Made::kGroup, &object));
+    ASSERT_NE(made.back(), stale) << "reused after " << i << " makes";
+  }
+  for (std::uintptr_t h : made) tsmpi::ranks::release_handle(h);
+  EXPECT_FALSE(tsmpi::ranks::in_space(0));
+}
+
 // The handles the engine makes can never be mistaken for the MPI's: on MPICH (int handles) they
 // carry the invalid handle kind (bits 31..30 = 00); on Open MPI they are 16-byte aligned addresses.
 TEST(ranksHandleSpace, HandlesLookInvalidToTheMpi) {
