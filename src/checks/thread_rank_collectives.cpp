@@ -40,6 +40,11 @@ struct Log {
 std::mutex g_mu;
 std::map<const void*, Log> g_logs;
 
+RankNoun (*g_noun)(const void* comm) = nullptr;
+RankNoun noun(const void* comm) { return g_noun ? g_noun(comm) : RankNoun{"thread-rank", "thread-ranks"}; }
+// "thread-rank 3", or for MPI processes of an address space "MPI process 3".
+std::string who(const void* comm, int rank) { return std::string(noun(comm).singular) + " " + std::to_string(rank); }
+
 std::string describe(int fn, int root) {
   std::string s = fn_name(fn);
   if (root >= 0) s += " (root " + std::to_string(root) + ")";
@@ -83,29 +88,28 @@ void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, i
     }
   }
   if (concurrent)
-    diag::report_error("two threads of rank " + std::to_string(rank) + " in blocking collectives on one communicator "
+    diag::report_error("two threads of " + who(comm, rank) + " in blocking collectives on one communicator "
                            "at once: " + fn_name(fn) + " (its collective #" + std::to_string(seq + 1) + ") while " +
                            fn_name(other.fn) + " (#" + std::to_string(other.seq + 1) +
                            ") has not returned (seed 004 Listing 3.3; MPI-4.0 §11.6.2: the threads of one MPI "
                            "process must order their collectives on a communicator)",
-                       {involved(other.mark, "rank " + std::to_string(rank) + ", one thread in"),
-                        involved(me, "rank " + std::to_string(rank) + ", another thread in")});
+                       {involved(other.mark, who(comm, rank) + ", one thread in"),
+                        involved(me, who(comm, rank) + ", another thread in")});
   for (auto& [r, l] : gone)
-    diag::report_error("thread-rank " + std::to_string(rank) + " calls " + describe(fn, root) + " as its collective #" +
-                           std::to_string(seq + 1) + " on a communicator that thread-rank " + std::to_string(r) +
+    diag::report_error(who(comm, rank) + " calls " + describe(fn, root) + " as its collective #" +
+                           std::to_string(seq + 1) + " on a communicator that " + who(comm, r) +
                            " left with " + l.call + " after " + std::to_string(l.made) +
                            " collective(s): it never calls this one (seed 004 Listing 3.4: every member must call "
                            "every collective)",
-                       {involved(me, "thread-rank " + std::to_string(rank) + " waits in"),
-                        involved(l.mark, "thread-rank " + std::to_string(r) + " left with " + l.call)});
+                       {involved(me, who(comm, rank) + " waits in"),
+                        involved(l.mark, who(comm, r) + " left with " + l.call)});
   if (mismatch)
-    diag::report_error("thread-ranks of one communicator in different collectives: thread-rank " +
-                           std::to_string(rank) + " calls " + describe(fn, root) + " as its collective #" +
-                           std::to_string(seq + 1) + " on the communicator, thread-rank " +
-                           std::to_string(e_copy.first_rank) + " called " + describe(e_copy.fn, e_copy.root) +
+    diag::report_error(std::string(noun(comm).plural) + " of one communicator in different collectives: " + who(comm, rank) + " calls " + describe(fn, root) + " as its collective #" +
+                           std::to_string(seq + 1) + " on the communicator, " +
+                           who(comm, e_copy.first_rank) + " called " + describe(e_copy.fn, e_copy.root) +
                            " (every member must call the same collectives in the same order)",
-                       {involved(e_copy.first, "thread-rank " + std::to_string(e_copy.first_rank) + " in"),
-                        involved(me, "thread-rank " + std::to_string(rank) + " in")});
+                       {involved(e_copy.first, who(comm, e_copy.first_rank) + " in"),
+                        involved(me, who(comm, rank) + " in")});
 }
 
 void thread_rank_collective_end(const void* comm, std::uint32_t seq, int rank, bool blocking) {
@@ -122,6 +126,8 @@ void thread_rank_collective_end(const void* comm, std::uint32_t seq, int rank, b
   // Forgotten once every local member has been through it.
   if (++it->second.left == it->second.expected) lit->second.by_seq.erase(it);
 }
+
+void set_rank_noun(RankNoun (*noun_of)(const void* comm)) { g_noun = noun_of; }
 
 void thread_rank_comm_gone(const void* comm) {
   std::lock_guard g(g_mu);
@@ -142,13 +148,13 @@ void thread_rank_leaves(const void* comm, std::uint32_t made, int rank, const ch
   if (missed.empty()) return;
   for (auto& [e, seq] : missed) {
     const auto& [other_rank, other] = *e.inside.begin();
-    diag::report_error("thread-rank " + std::to_string(rank) + " leaves with " + call + " after " +
-                           std::to_string(made) + " collective(s) on a communicator while thread-rank " +
-                           std::to_string(other_rank) + " waits in its collective #" + std::to_string(seq + 1) + ", " +
-                           describe(e.fn, e.root) + ", which thread-rank " + std::to_string(rank) +
+    diag::report_error(who(comm, rank) + " leaves with " + call + " after " +
+                           std::to_string(made) + " collective(s) on a communicator while " +
+                           who(comm, other_rank) + " waits in its collective #" + std::to_string(seq + 1) + ", " +
+                           describe(e.fn, e.root) + ", which " + who(comm, rank) +
                            " never calls (seed 004 Listing 3.4: every member must call every collective)",
-                       {involved(other, "thread-rank " + std::to_string(other_rank) + " waits in"),
-                        involved(me, "thread-rank " + std::to_string(rank) + " leaves with " + call)});
+                       {involved(other, who(comm, other_rank) + " waits in"),
+                        involved(me, who(comm, rank) + " leaves with " + call)});
   }
 }
 

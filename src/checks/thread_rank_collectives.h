@@ -19,6 +19,13 @@ void thread_rank_collective_end(const void* comm, std::uint32_t seq, int rank, b
 // Thread-rank `rank` leaves comm (MPIX_Threadcomm_finish, MPI_Comm_free) after `made` collectives
 // on it (`call`: the call it leaves with).
 void thread_rank_leaves(const void* comm, std::uint32_t made, int rank, const char* call, int local_members);
+// What the reports call a rank of comm ("thread-rank"; "MPI process" in address spaces): the
+// thread-rank engine says, per communicator.
+struct RankNoun {
+  const char* singular;
+  const char* plural;
+};
+void set_rank_noun(RankNoun (*noun_of)(const void* comm));
 // comm is gone (its last local member freed it): its log too.
 void thread_rank_comm_gone(const void* comm);
 

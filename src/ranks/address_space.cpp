@@ -86,6 +86,13 @@ Comm* predefined_comm(Family* f, std::uint64_t ctx, std::vector<int> members, MP
   return c;
 }
 
+// The checks' name for a rank of an address space's communicator.
+checks::RankNoun rank_noun(const void* comm) {
+  const auto* c = static_cast<const Comm*>(comm);
+  if (g_as.family && c->family == g_as.family) return {"MPI process", "MPI processes"};
+  return {"thread-rank", "thread-ranks"};
+}
+
 void start(int k, bool reattach) {
   g_as.k = k;
   g_as.reattach = reattach;
@@ -108,6 +115,7 @@ void start(int k, bool reattach) {
   mpi::locked([&] { return PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); });
   mpi::locked([&] { return PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); });
   if (f->multi_process()) add_polled_family(f);
+  checks::set_rank_noun(rank_noun);
   activate();
   g_counters.address_space_processes.store(static_cast<unsigned long long>(k), std::memory_order_relaxed);
   g_world = world;
