@@ -256,9 +256,8 @@ int raise_native(int fn, int code) {
   const std::string_view name = kFunctions[fn].name;
   for (std::string_view own : {"MPI_File_", "MPI_Win_", "MPI_Session_"})
     if (name.substr(0, own.size()) == own) return code;
-  Comm* c = g_world;
-  if (MPI_VERSION >= 4 && tl_self) c = tl_self;
-  return raise(c, code, kFunctions[fn].name);
+  // Open MPI 4.1 and MPICH 4.0 both raise such errors on MPI_COMM_WORLD.
+  return raise(g_world, code, kFunctions[fn].name);
 }
 
 int not_attached_code(const char* call) {

@@ -47,8 +47,8 @@ bool finalized();              // its MPI process has finalized
 bool is_thread_main();         // the first thread that attached to its MPI process
 // An error the MPI returned for a call of function `fn` (fn::Id) made by a thread of an address
 // space (the MPI's MPI_COMM_WORLD and MPI_COMM_SELF return errors there): raised through the
-// handler of the calling MPI process (MPI_COMM_SELF's from MPI-4 on, else MPI_COMM_WORLD's),
-// or for an unattached thread MPI_COMM_WORLD's default. Errors of files, windows and sessions
+// calling MPI process's handler on MPI_COMM_WORLD (where both MPIs raise them), or for an
+// unattached thread MPI_COMM_WORLD's default. Errors of files, windows and sessions
 // stay with those objects' handlers.
 int raise_native(int fn, int code);
 // An error code (and its message) for a call on MPI_COMM_WORLD from a thread not attached.
