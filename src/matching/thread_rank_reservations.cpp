@@ -1,7 +1,8 @@
 #include "matching/thread_rank_reservations.h"
 
-#include <atomic>
 #include <vector>
+
+#include "matching/reservations.h"
 
 namespace tsmpi::matching::thread_ranks {
 namespace {
@@ -12,16 +13,11 @@ struct Reserved {
 };
 // Probe order, earliest first: a receive takes the earliest reservation it accepts.
 thread_local std::vector<Reserved> tl_reserved;
-constinit thread_local int tl_count = 0;
-std::atomic<long long> g_reserved{0};
-
-bool accepts(int source, int tag, const MPI_Status& s) {
-  return (source == MPI_ANY_SOURCE || source == s.MPI_SOURCE) && (tag == MPI_ANY_TAG || tag == s.MPI_TAG);
-}
+constinit thread_local int tl_count = 0;  // tl_reserved.size(), read without the vector's TLS guard
 
 std::vector<Reserved>::iterator find_entry(const void* comm, int source, int tag) {
   for (auto it = tl_reserved.begin(); it != tl_reserved.end(); ++it)
-    if (it->comm == comm && accepts(source, tag, it->status)) return it;
+    if (it->comm == comm && envelope_matches(it->status, source, tag)) return it;
   return tl_reserved.end();
 }
 }  // namespace
@@ -31,14 +27,14 @@ bool any() { return tl_count > 0; }
 void* find(const void* comm, int source, int tag, MPI_Status* status) {
   auto it = find_entry(comm, source, tag);
   if (it == tl_reserved.end()) return nullptr;
-  if (status != MPI_STATUS_IGNORE) *status = it->status;
+  copy_status(status, it->status);
   return it->message;
 }
 
 void* take(const void* comm, int source, int tag, MPI_Status* status) {
   auto it = find_entry(comm, source, tag);
   if (it == tl_reserved.end()) return nullptr;
-  if (status != MPI_STATUS_IGNORE) *status = it->status;
+  copy_status(status, it->status);
   void* m = it->message;
   tl_reserved.erase(it);
   --tl_count;
@@ -48,9 +44,6 @@ void* take(const void* comm, int source, int tag, MPI_Status* status) {
 void reserve(const void* comm, void* message, const MPI_Status& status) {
   tl_reserved.push_back({comm, message, status});
   ++tl_count;
-  g_reserved.fetch_add(1, std::memory_order_relaxed);
 }
-
-long long reserved_total() { return g_reserved.load(std::memory_order_relaxed); }
 
 }  // namespace tsmpi::matching::thread_ranks

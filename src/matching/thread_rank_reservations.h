@@ -18,7 +18,5 @@ void* find(const void* comm, int source, int tag, MPI_Status* status);
 void* take(const void* comm, int source, int tag, MPI_Status* status);
 // The calling thread has probed `message` (source and tag in status) on comm.
 void reserve(const void* comm, void* message, const MPI_Status& status);
-// Number of messages reserved so far in this process (statistics).
-long long reserved_total();
 
 }  // namespace tsmpi::matching::thread_ranks

@@ -73,8 +73,8 @@ int error(const char* call, int error_class, const std::string& text) {
   return raise(g_world, described_code(error_class, text), call);
 }
 
-Comm* predefined_comm(Family* f, std::uint64_t ctx, std::vector<int> members, MPI_Comm as, const char* name) {
-  Comm* c = find_or_make_comm(f, ctx, members);
+// c becomes the communicator the program names by the MPI's own handle `as`.
+Comm* predefined_comm(Comm* c, MPI_Comm as, const char* name) {
   release_handle(c->handle);  // the program names it by the MPI's own handle
   c->handle = handle_bits(as);
   c->default_name = name;
@@ -88,8 +88,7 @@ Comm* predefined_comm(Family* f, std::uint64_t ctx, std::vector<int> members, MP
 
 // The checks' name for a rank of an address space's communicator.
 checks::RankNoun rank_noun(const void* comm) {
-  const auto* c = static_cast<const Comm*>(comm);
-  if (g_as.family && c->family == g_as.family) return {"MPI process", "MPI processes"};
+  if (owns(static_cast<const Comm*>(comm)->family)) return {"MPI process", "MPI processes"};
   return {"thread-rank", "thread-ranks"};
 }
 
@@ -102,13 +101,11 @@ void start(int k, bool reattach) {
   g_as.init_thread = &tl_token;
   Family* f = make_family(MPI_COMM_WORLD, k, kWorldContext);
   g_as.family = f;
-  std::vector<int> all(f->proc_of.size());
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-  Comm* world = predefined_comm(f, kWorldContext, all, MPI_COMM_WORLD, "MPI_COMM_WORLD");
+  Comm* world = predefined_comm(f->root, MPI_COMM_WORLD, "MPI_COMM_WORLD");
   for (int i = 0; i < k; ++i) {
     const int fr = f->offset[static_cast<std::size_t>(f->my_proc)] + i;
-    g_as.selves.push_back(predefined_comm(f, kSelfContext | static_cast<std::uint64_t>(fr), {fr}, MPI_COMM_SELF,
-                                          "MPI_COMM_SELF"));
+    Comm* self = find_or_make_comm(f, kSelfContext | static_cast<std::uint64_t>(fr), {fr});
+    g_as.selves.push_back(predefined_comm(self, MPI_COMM_SELF, "MPI_COMM_SELF"));
   }
   // The MPI raises its own errors on these: they come back to tsmpi, which raises them through
   // the calling process's handler (raise_native).
@@ -241,6 +238,8 @@ bool finalize(int* rc) {
   stop();
   return true;
 }
+
+bool owns(const Family* f) { return g_as.family && f == g_as.family; }
 
 bool initialized() { return tl_index >= 0 || tl_finalized; }
 

@@ -12,6 +12,7 @@
 
 namespace tsmpi::ranks {
 struct Comm;
+struct Family;
 }
 
 namespace tsmpi::ranks::asp {
@@ -22,6 +23,9 @@ extern Comm* g_world;
 extern constinit thread_local Comm* tl_self;  // the attached process's MPI_COMM_SELF
 
 inline bool live() { return g_live.load(std::memory_order_relaxed); }
+// The MPI processes of this address space are f's local ranks (communicators made from
+// MPI_COMM_WORLD belong to f).
+bool owns(const Family* f);
 
 // The engine's communicator the calling thread means by MPI_COMM_WORLD or MPI_COMM_SELF (the
 // latter only once attached), else nullptr.

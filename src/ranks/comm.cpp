@@ -61,7 +61,7 @@ Comm* comm_of(MPI_Comm c) {
 
 Comm* comm_for_process(MPI_Comm comm) {
   Comm* c = comm_of(comm);
-  if (c && asp::live() && c != asp::g_world && c->family == asp::g_world->family && !membership(c)) return nullptr;
+  if (c && c != asp::g_world && asp::owns(c->family) && !membership(c)) return nullptr;
   return c;
 }
 
@@ -144,12 +144,15 @@ Comm* join_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members, i
   return c;
 }
 
+void release_member(Member* m) {
+  if (m->attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&m->attributes); });
+  m->errhandler.release();
+  m->coll_seq.store(0, std::memory_order_relaxed);
+  m->joined = false;
+}
+
 void leave_comm(Comm* c) {
-  if (Member* m = membership(c)) {
-    if (m->attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&m->attributes); });
-    m->errhandler.release();
-    m->joined = false;
-  }
+  if (Member* m = membership(c)) release_member(m);
   if (c->local_alive.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   Family* f = c->family;
   {

@@ -133,6 +133,8 @@ Comm* find_or_make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& me
 Comm* join_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members, int my_rank);
 // Local rank `rank` of c has it (sets Member::joined).
 Member* join_member(Comm* c, int rank);
+// m's rank no longer has its communicator: its attributes and handler go, its count restarts.
+void release_member(Member* m);
 // The caller's rank leaves c; the last local member frees it.
 void leave_comm(Comm* c);
 // A Family over the processes of `parent` with num_threads local ranks here (collective over

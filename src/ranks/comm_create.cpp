@@ -7,7 +7,6 @@
 #include "ranks/api.h"
 #include "ranks/comm_ops.h"
 #include "ranks/groups.h"
-#include "ranks/handle_space.h"
 #include "ranks/p2p.h"
 #include "tsmpi.h"
 
@@ -36,7 +35,7 @@ namespace api {
 int comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   Caller k = caller(comm, "MPI_Comm_create");
   if (!k) return k.rc;
-  if (!group_of(group) && in_space(handle_bits(group))) return k.fail(MPI_ERR_GROUP, "MPI_Comm_create");  // freed
+  if (freed_group(group)) return k.fail(MPI_ERR_GROUP, "MPI_Comm_create");
   Group* g = group_of(group);  // nullptr: MPI_GROUP_EMPTY
   if (g && (g->family != k.c->family || !within(g, k.c))) return k.fail(MPI_ERR_GROUP, "MPI_Comm_create");
   // Groups may differ between processes if they are disjoint (MPI-2.2): a group's first member
@@ -52,7 +51,7 @@ int comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (tag < 0) return k.fail(MPI_ERR_TAG, call);
-  if (!group_of(group) && in_space(handle_bits(group))) return k.fail(MPI_ERR_GROUP, call);  // freed
+  if (freed_group(group)) return k.fail(MPI_ERR_GROUP, call);
   Group* g = group_of(group);
   if (!g) {
     *newcomm = MPI_COMM_NULL;

@@ -19,8 +19,6 @@
 
 namespace tsmpi::ranks {
 
-int allgather_bytes(Comm* c, Member* m, const void* mine, std::size_t bytes, void* all);
-
 namespace {
 // A member's private communicator for its attributes, made on first use.
 int attribute_carrier(Member* m, MPI_Comm* out) {

@@ -45,7 +45,6 @@ void learn_world_ranks(Family* f, MPI_Comm comm) {
 void learn_nodes(Family* f) {
   MPI_Comm node;
   mpi::locked([&] { return PMPI_Comm_split_type(f->coll, MPI_COMM_TYPE_SHARED, f->my_proc, MPI_INFO_NULL, &node); });
-  std::vector<int> one(1);
   int first = f->my_proc;
   MPI_Request r;
   mpi::locked([&] { return PMPI_Iallreduce(&f->my_proc, &first, 1, MPI_INT, MPI_MIN, node, &r); });

@@ -25,9 +25,9 @@ int compare_members(const std::vector<int>& a, const std::vector<int>& b) {
   return x == y ? MPI_SIMILAR : MPI_UNEQUAL;
 }
 
+bool freed_group(MPI_Group g) { return !group_of(g) && in_space(handle_bits(g)); }
+
 namespace {
-// A group handle the engine made and released: a freed group.
-bool freed(MPI_Group g) { return !group_of(g) && in_space(handle_bits(g)); }
 
 const std::vector<int> kNoMembers;
 const std::vector<int>& members_of(const Group* g) { return g ? g->members : kNoMembers; }
@@ -45,10 +45,39 @@ int expand_ranges(int n, const int ranges[][3], int size, std::vector<int>* out)
   return MPI_SUCCESS;
 }
 
+// The ranks of a list, checked against the group's size.
+int list_ranks(int n, const int* ranks, int size, std::vector<int>* out) {
+  for (int i = 0; i < n; ++i) {
+    if (ranks[i] < 0 || ranks[i] >= size) return MPI_ERR_RANK;
+    out->push_back(ranks[i]);
+  }
+  return MPI_SUCCESS;
+}
+
+// The group of group's members at the ranks `ranks_of` names (include) or at all others.
+template <class Ranks>
+int subgroup(MPI_Group group, bool include, MPI_Group* newgroup, const char* call, Ranks&& ranks_of) {
+  Group* g = group_of(group);
+  if (!g) return raise(nullptr, MPI_ERR_GROUP, call);
+  std::vector<int> ranks;
+  if (int rc = ranks_of(static_cast<int>(g->members.size()), &ranks)) return raise(nullptr, rc, call);
+  std::vector<int> members;
+  if (include) {
+    for (int r : ranks) members.push_back(g->members[static_cast<std::size_t>(r)]);
+  } else {
+    std::vector<bool> out(g->members.size(), false);
+    for (int r : ranks) out[static_cast<std::size_t>(r)] = true;
+    for (std::size_t i = 0; i < g->members.size(); ++i)
+      if (!out[i]) members.push_back(g->members[i]);
+  }
+  *newgroup = new_group(g->family, std::move(members));
+  return MPI_SUCCESS;
+}
+
 // Union, intersection or difference of two groups of one family.
 template <class Pick>
 int combine(MPI_Group a, MPI_Group b, MPI_Group* out, const char* call, Pick&& pick) {
-  if (freed(a) || freed(b)) return raise(nullptr, MPI_ERR_GROUP, call);
+  if (freed_group(a) || freed_group(b)) return raise(nullptr, MPI_ERR_GROUP, call);
   Group* x = group_of(a);
   Group* y = group_of(b);
   if (x && y && x->family != y->family) return raise(nullptr, MPI_ERR_GROUP, call);
@@ -77,7 +106,7 @@ int group_rank(MPI_Group group, int* rank) {
 }
 
 int group_translate_ranks(MPI_Group a, int n, const int* ranks_a, MPI_Group b, int* ranks_b) {
-  if (freed(a) || freed(b)) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_translate_ranks");
+  if (freed_group(a) || freed_group(b)) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_translate_ranks");
   Group* x = group_of(a);
   Group* y = group_of(b);
   for (int i = 0; i < n; ++i) {
@@ -95,7 +124,7 @@ int group_translate_ranks(MPI_Group a, int n, const int* ranks_a, MPI_Group b, i
 }
 
 int group_compare(MPI_Group a, MPI_Group b, int* result) {
-  if (freed(a) || freed(b)) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_compare");
+  if (freed_group(a) || freed_group(b)) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_compare");
   Group* x = group_of(a);
   Group* y = group_of(b);
   *result = x && y && x->family == y->family ? compare_members(x->members, y->members) : MPI_UNEQUAL;
@@ -113,32 +142,14 @@ int group_free(MPI_Group* group) {
 }
 
 int group_incl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup) {
-  Group* g = group_of(group);
-  if (!g) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_incl");
-  std::vector<int> members;
-  for (int i = 0; i < n; ++i) {
-    if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g->members.size())) return raise(nullptr, MPI_ERR_RANK, "MPI_Group_incl");
-    members.push_back(g->members[static_cast<std::size_t>(ranks[i])]);
-  }
-  *newgroup = new_group(g->family, std::move(members));
-  return MPI_SUCCESS;
+  return subgroup(group, true, newgroup, "MPI_Group_incl",
+                  [&](int size, std::vector<int>* out) { return list_ranks(n, ranks, size, out); });
 }
 
 int group_excl(MPI_Group group, int n, const int* ranks, MPI_Group* newgroup) {
-  Group* g = group_of(group);
-  if (!g) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_excl");
-  std::vector<bool> out(g->members.size(), false);
-  for (int i = 0; i < n; ++i) {
-    if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g->members.size())) return raise(nullptr, MPI_ERR_RANK, "MPI_Group_excl");
-    out[static_cast<std::size_t>(ranks[i])] = true;
-  }
-  std::vector<int> members;
-  for (std::size_t i = 0; i < g->members.size(); ++i)
-    if (!out[i]) members.push_back(g->members[i]);
-  *newgroup = new_group(g->family, std::move(members));
-  return MPI_SUCCESS;
+  return subgroup(group, false, newgroup, "MPI_Group_excl",
+                  [&](int size, std::vector<int>* out) { return list_ranks(n, ranks, size, out); });
 }
-
 
 int group_union(MPI_Group a, MPI_Group b, MPI_Group* out) {
   return combine(a, b, out, "MPI_Group_union", [](const std::vector<int>& x, const std::vector<int>& y) {
@@ -168,30 +179,13 @@ int group_difference(MPI_Group a, MPI_Group b, MPI_Group* out) {
 }
 
 int group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
-  Group* g = group_of(group);
-  if (!g) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_range_incl");
-  std::vector<int> ranks;
-  if (int rc = expand_ranges(n, ranges, static_cast<int>(g->members.size()), &ranks))
-    return raise(nullptr, rc, "MPI_Group_range_incl");
-  std::vector<int> members;
-  for (int r : ranks) members.push_back(g->members[static_cast<std::size_t>(r)]);
-  *newgroup = new_group(g->family, std::move(members));
-  return MPI_SUCCESS;
+  return subgroup(group, true, newgroup, "MPI_Group_range_incl",
+                  [&](int size, std::vector<int>* out) { return expand_ranges(n, ranges, size, out); });
 }
 
 int group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
-  Group* g = group_of(group);
-  if (!g) return raise(nullptr, MPI_ERR_GROUP, "MPI_Group_range_excl");
-  std::vector<int> ranks;
-  if (int rc = expand_ranges(n, ranges, static_cast<int>(g->members.size()), &ranks))
-    return raise(nullptr, rc, "MPI_Group_range_excl");
-  std::vector<bool> out(g->members.size(), false);
-  for (int r : ranks) out[static_cast<std::size_t>(r)] = true;
-  std::vector<int> members;
-  for (std::size_t i = 0; i < g->members.size(); ++i)
-    if (!out[i]) members.push_back(g->members[i]);
-  *newgroup = new_group(g->family, std::move(members));
-  return MPI_SUCCESS;
+  return subgroup(group, false, newgroup, "MPI_Group_range_excl",
+                  [&](int size, std::vector<int>* out) { return expand_ranges(n, ranges, size, out); });
 }
 
 }  // namespace api

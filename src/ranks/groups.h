@@ -15,6 +15,8 @@ struct Group {
 };
 
 Group* group_of(MPI_Group g);
+// A group handle the engine made and released: a freed group (MPI_ERR_GROUP).
+bool freed_group(MPI_Group g);
 MPI_Group new_group(Family* f, std::vector<int> members);  // MPI_GROUP_EMPTY when empty
 // MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL for two member lists.
 int compare_members(const std::vector<int>& a, const std::vector<int>& b);

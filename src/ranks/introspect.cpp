@@ -21,7 +21,7 @@ bool view_comm(std::uintptr_t comm_bits, CommView* out) {
   if (!c) return false;
   Family* f = c->family;
   out->root = c->root;
-  out->address_space = asp::live() && f == asp::g_world->family;
+  out->address_space = asp::owns(f);
   const int n = c->size();
   out->process.resize(static_cast<std::size_t>(n));
   out->world.resize(static_cast<std::size_t>(n));

@@ -3,6 +3,7 @@
 
 #include "matching/mpi_calls.h"
 #include "matching/policies.h"
+#include "matching/reservations.h"
 #include "matching/thread_rank_reservations.h"
 #include "ranks/address_space.h"
 #include "ranks/api.h"
@@ -60,8 +61,7 @@ MPI_Message message_handle(Packet* p) {
 // Where several threads act as one rank (an MPI process of an address space), a probe reserves
 // its message for the probing thread (src/matching/thread_rank_reservations.h).
 bool reserving(const Comm* c, int source) {
-  return source != MPI_PROC_NULL && matching::g_policy != matching::Policy::kOff && asp::live() &&
-         c->family == asp::g_world->family;
+  return source != MPI_PROC_NULL && matching::g_policy != matching::Policy::kOff && asp::owns(c->family);
 }
 
 // The calling thread's reserved message that a receive (source, tag) on c takes, or nullptr.
@@ -226,7 +226,7 @@ int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     MPI_Status st;
     Packet* p = ranks::mprobe(k.c, k.m->rank, source, tag, &st);
     matching::thread_ranks::reserve(k.c, p, st);
-    if (status != MPI_STATUS_IGNORE) *status = st;
+    matching::copy_status(status, st);
     return MPI_SUCCESS;
   }
   return ranks::probe(k.c, k.m->rank, source, tag, status);
@@ -244,7 +244,7 @@ int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
     *flag = p != nullptr;
     if (p) {
       matching::thread_ranks::reserve(k.c, p, st);
-      if (status != MPI_STATUS_IGNORE) *status = st;
+      matching::copy_status(status, st);
     }
     return MPI_SUCCESS;
   }

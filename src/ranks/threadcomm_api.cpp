@@ -98,10 +98,7 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_finish(MPI_Comm threadcomm) {
   if (tsmpi::checks::g_on) tsmpi::checks::thread_rank_leaves(c, m->coll_seq, m->rank, "MPIX_Threadcomm_finish", f->nlocal);
   // Everyone is done with the region (and its messages) before attributes go.
   f->region_barrier.wait(f->nlocal);
-  if (m->attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&m->attributes); });
-  m->errhandler.release();
-  m->coll_seq.store(0, std::memory_order_relaxed);  // the next region starts afresh
-  m->joined = false;
+  release_member(m);  // the next region starts afresh
   pop_identity(f);
   --tl_regions;
   f->in_region.fetch_sub(1, std::memory_order_relaxed);
