@@ -17,34 +17,16 @@
    Check: every task's value equals a serial evaluation of the graph; each MPI process prints
    "asp_dataflow_masters: rank R: ok" (or FAILED with the reasons) and the exit status is
    non-zero on failure. */
-#include <mpi.h>
 #include <omp.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-#include "tsmpi.h" /* MPIX_THREAD_ATTACH, MPIX_Thread_attach (tsmpi's names for the draft's) */
+#include "asp_dataflow.h" /* the graph, the arrays, start and check */
 
-enum { MAXLEVELS = 64, NIN = 3, MINWORKERS = 2, MAXASP = 64 };
-static int N, W, LEVELS = 8, asp;
-
-/* ---- the static graph (the same in every MPI process) ---- */
-static int owner(int l, int j) { return (int)(((unsigned)j * 2654435761u + (unsigned)l * 40503u) % (unsigned)N); }
-static int input(int j, int s) { return s == 0 ? j : s == 1 ? (j + 1) % W : (7 * j + 3) % W; }
-static long long compute(int l, int j, const long long in[NIN]) {
-  if (l == 0) return 1000 + 7919LL * j;
-  return (3 * in[0] + 5 * in[1] + 7 * in[2] + (long long)l * j + 1) % 1000000007LL;
-}
+enum { MINWORKERS = 2 };
 
 /* A work item: the input of slot `slot` of task (level, j). */
 typedef struct { long long level, j, slot, value; } Work_item;
 static MPI_Datatype Work_packet_type[MAXASP]; /* a datatype is an MPI process's: one each */
 
-/* Per task, in this address space (a task has one owner, so the K MPI processes never share
-   an entry): its inputs (written by its owner's master only), its value, times computed. */
-static long long (*in_val)[NIN], *value;
-static int* in_cnt;
-static atomic_int* computed;
 static atomic_int failures[MAXASP];
 static __thread int my_index = -1, my_rank = -1; /* the calling thread's MPI process */
 
@@ -72,19 +54,8 @@ static void run_task(int l, int j) {
 }
 
 int main(int argc, char** argv) {
-  int provided, flag;
-  char val[MPI_MAX_INFO_VAL + 1];
-  /* The draft asks for MPI_THREAD_MULTIPLE and then tests provided < MPI_THREAD_ATTACH; the
-     level that lets several MPI processes share an address space is the one to ask for. */
-  MPI_Init_thread(&argc, &argv, MPIX_THREAD_ATTACH, &provided);
-  if (provided != MPIX_THREAD_ATTACH) {
-    fprintf(stderr, "asp_dataflow_masters: provided %d, not MPIX_THREAD_ATTACH\n", provided);
-    return 1;
-  }
-  MPI_Info_get(MPI_INFO_ENV, "asp", MPI_MAX_INFO_VAL, val, &flag);
-  asp = flag ? atoi(val) : 1;
-  if (argc > 1) LEVELS = atoi(argv[1]);
-  if (asp < 1 || asp > MAXASP || LEVELS < 1 || LEVELS > MAXLEVELS) return 2;
+  const int rc = dataflow_init(&argc, &argv, "asp_dataflow_masters");
+  if (rc) return rc;
   int status = 0;
 
 #pragma omp parallel num_threads(asp + MINWORKERS) reduction(| : status)
@@ -104,14 +75,7 @@ int main(int argc, char** argv) {
       MPI_Type_commit(&Work_packet_type[my_index]);
     }
 #pragma omp single
-    { /* the graph's arrays, once per address space */
-      MPI_Comm_size(MPI_COMM_WORLD, &N);
-      W = 4 * N;
-      in_val = calloc((size_t)LEVELS * W, sizeof *in_val);
-      value = calloc((size_t)LEVELS * W, sizeof *value);
-      in_cnt = calloc((size_t)LEVELS * W, sizeof *in_cnt);
-      computed = calloc((size_t)LEVELS * W, sizeof *computed);
-    } /* implicit barrier: every datatype committed, the arrays made */
+    dataflow_arrays(); /* once per address space; implicit barrier: every datatype committed, the arrays made */
 
     if (init && is_main) {
       /* communication master thread */
@@ -146,21 +110,7 @@ int main(int argc, char** argv) {
 #pragma omp barrier /* every task has run: all items sent */
 
     if (is_main) {
-      /* Check against a serial evaluation of the whole graph. */
-      long long* serial = malloc(sizeof(long long) * LEVELS * W);
-      for (int l = 0; l < LEVELS; ++l)
-        for (int j = 0; j < W; ++j) {
-          long long in[NIN] = {0, 0, 0};
-          for (int s = 0; l > 0 && s < NIN; ++s) in[s] = serial[(l - 1) * W + input(j, s)];
-          serial[l * W + j] = compute(l, j, in);
-          if (owner(l, j) != my_rank) continue;
-          int t = l * W + j, c = atomic_load(&computed[t]);
-          if (c != 1) FAIL("task (%d, %d) computed %d times", l, j, c);
-          else if (value[t] != serial[t]) FAIL("task (%d, %d) = %lld, serial %lld", l, j, value[t], serial[t]);
-        }
-      free(serial);
-      int mine = atomic_load(&failures[my_index]), any = 0;
-      MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      int any = dataflow_check("asp_dataflow_masters", my_rank, atomic_load(&failures[my_index]));
       if (my_rank == 0)
         printf("asp_dataflow_masters: %d MPI processes, %d per address space, %d tasks\n", N, asp, LEVELS * W);
       printf("asp_dataflow_masters: rank %d: %s\n", my_rank, any ? "FAILED" : "ok");

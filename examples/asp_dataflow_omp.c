@@ -16,31 +16,10 @@
    Check: every task's value equals a serial evaluation of the graph; each MPI process prints
    "asp_dataflow_omp: rank R: ok" (or FAILED with the reasons); the exit status is non-zero on
    failure. */
-#include <mpi.h>
 #include <omp.h>
 #include <time.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-#include "tsmpi.h" /* MPIX_THREAD_ATTACH, MPIX_Thread_attach (tsmpi's names for the draft's) */
-
-enum { MAXLEVELS = 64, NIN = 3, MAXASP = 64 };
-static int N, W, LEVELS = 8, asp;
-
-/* ---- the static graph (the same in every MPI process) ---- */
-static int owner(int l, int j) { return (int)(((unsigned)j * 2654435761u + (unsigned)l * 40503u) % (unsigned)N); }
-static int input(int j, int s) { return s == 0 ? j : s == 1 ? (j + 1) % W : (7 * j + 3) % W; }
-static long long compute(int l, int j, const long long in[NIN]) {
-  if (l == 0) return 1000 + 7919LL * j;
-  return (3 * in[0] + 5 * in[1] + 7 * in[2] + (long long)l * j + 1) % 1000000007LL;
-}
-static int consumers(int j) { /* output items of a task of level < LEVELS-1 */
-  int n = 0;
-  for (int c = 0; c < W; ++c)
-    for (int s = 0; s < NIN; ++s) n += input(c, s) == j;
-  return n;
-}
+#include "asp_dataflow.h" /* the graph, the arrays, start and check */
 
 /* An empty queue: wait 20 us. Spinning threads (sched_yield) took the cores from the threads
    in MPI calls on 2-core machines, and runs then crawled. */
@@ -55,29 +34,16 @@ static void enqueue(Queue* q, Work_item it) { q->a[q->tail++] = it; }
 static int dequeue(Queue* q, Work_item* it) { return q->head < q->tail ? (*it = q->a[q->head++], 1) : 0; }
 
 static Queue workqueue, sendqueue[MAXASP];
-static long long (*in_val)[NIN], *value; /* per task; a task's inputs: its receiver only */
-static int* in_cnt;
-static atomic_int* computed;
 static atomic_int tasks_done, failures[MAXASP];
 
 #define FAIL(i, rank, fmt, ...) (atomic_fetch_add(&failures[i], 1), \
                                  printf("asp_dataflow_omp: rank %d: " fmt "\n", rank, __VA_ARGS__))
 
 int main(int argc, char** argv) {
-  int provided, flag, workers = 2;
-  char val[MPI_MAX_INFO_VAL + 1];
-  /* The draft asks for MPI_THREAD_MULTIPLE and then tests provided < MPI_THREAD_ATTACH; the
-     level that lets several MPI processes share an address space is the one to ask for. */
-  MPI_Init_thread(&argc, &argv, MPIX_THREAD_ATTACH, &provided);
-  if (provided != MPIX_THREAD_ATTACH) {
-    fprintf(stderr, "asp_dataflow_omp: provided %d, not MPIX_THREAD_ATTACH\n", provided);
-    return 1;
-  }
-  MPI_Info_get(MPI_INFO_ENV, "asp", MPI_MAX_INFO_VAL, val, &flag);
-  asp = flag ? atoi(val) : 1;
-  if (argc > 1) LEVELS = atoi(argv[1]);
-  if (argc > 2) workers = atoi(argv[2]);
-  if (asp < 1 || asp > MAXASP || LEVELS < 1 || LEVELS > MAXLEVELS || workers < 1) return 2;
+  const int rc = dataflow_init(&argc, &argv, "asp_dataflow_omp");
+  if (rc) return rc;
+  const int workers = argc > 2 ? atoi(argv[2]) : 2;
+  if (workers < 1) return 2;
   int status = 0, local_tasks = 0;
 
 #pragma omp parallel num_threads(2 * asp + workers) reduction(| : status)
@@ -92,12 +58,7 @@ int main(int argc, char** argv) {
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     }
     if (tid == 0) { /* the graph, its arrays and queues, once per address space (receiver 0) */
-      MPI_Comm_size(MPI_COMM_WORLD, &N);
-      W = 4 * N;
-      in_val = calloc((size_t)LEVELS * W, sizeof *in_val);
-      value = calloc((size_t)LEVELS * W, sizeof *value);
-      in_cnt = calloc((size_t)LEVELS * W, sizeof *in_cnt);
-      computed = calloc((size_t)LEVELS * W, sizeof *computed);
+      dataflow_arrays();
       workqueue.a = malloc(sizeof(Work_item) * LEVELS * W);
       for (int k = 0; k < asp; ++k) sendqueue[k].a = malloc(sizeof(Work_item) * LEVELS * W * NIN);
       int first = rank - rank % asp; /* this address space's MPI processes: first .. first+asp-1 */
@@ -175,22 +136,7 @@ int main(int argc, char** argv) {
 #pragma omp barrier /* every item of the address space received and sent */
 
     if (tid < asp) {
-      /* Check against a serial evaluation of the whole graph. */
-      long long* serial = malloc(sizeof(long long) * LEVELS * W);
-      for (int l = 0; l < LEVELS; ++l)
-        for (int j = 0; j < W; ++j) {
-          long long in[NIN] = {0, 0, 0};
-          for (int s = 0; l > 0 && s < NIN; ++s) in[s] = serial[(l - 1) * W + input(j, s)];
-          int t = l * W + j;
-          serial[t] = compute(l, j, in);
-          if (owner(l, j) != rank) continue;
-          int c = atomic_load(&computed[t]);
-          if (c != 1) FAIL(i, rank, "task (%d, %d) computed %d times", l, j, c);
-          else if (value[t] != serial[t]) FAIL(i, rank, "task (%d, %d) = %lld, serial %lld", l, j, value[t], serial[t]);
-        }
-      free(serial);
-      int mine = atomic_load(&failures[i]), any = 0;
-      MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      int any = dataflow_check("asp_dataflow_omp", rank, atomic_load(&failures[i]));
       if (rank == 0)
         printf("asp_dataflow_omp: %d MPI processes, %d per address space, %d tasks, %d workers each\n", N, asp,
                LEVELS * W, workers);

@@ -10,32 +10,14 @@
    Queues, termination and the check are those of asp_dataflow_omp.c: each MPI process prints
    "asp_dataflow_pthreads: rank R: ok" (or FAILED with the reasons); the exit status is non-zero
    on failure. */
-#include <mpi.h>
 #include <pthread.h>
 #include <time.h>
-#include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-#include "tsmpi.h" /* MPIX_THREAD_ATTACH, MPIX_Thread_attach (tsmpi's names for the draft's) */
+#include "asp_dataflow.h" /* the graph, the arrays, start and check */
 
-enum { MAXLEVELS = 64, NIN = 3, MAXASP = 64, MAXWORKERS = 64 };
-static int N, W, LEVELS = 8, asp, NUMWORKERS = 2;
-
-/* ---- the static graph (the same in every MPI process) ---- */
-static int owner(int l, int j) { return (int)(((unsigned)j * 2654435761u + (unsigned)l * 40503u) % (unsigned)N); }
-static int input(int j, int s) { return s == 0 ? j : s == 1 ? (j + 1) % W : (7 * j + 3) % W; }
-static long long compute(int l, int j, const long long in[NIN]) {
-  if (l == 0) return 1000 + 7919LL * j;
-  return (3 * in[0] + 5 * in[1] + 7 * in[2] + (long long)l * j + 1) % 1000000007LL;
-}
-static int consumers(int j) {
-  int n = 0;
-  for (int c = 0; c < W; ++c)
-    for (int s = 0; s < NIN; ++s) n += input(c, s) == j;
-  return n;
-}
+enum { MAXWORKERS = 64 };
+static int NUMWORKERS = 2;
 
 /* An empty queue: wait 20 us. Spinning threads (sched_yield) took the cores from the threads
    in MPI calls on 2-core machines, and runs then crawled. */
@@ -57,9 +39,7 @@ static int dequeue(Queue* q, Work_item* it) {
 }
 
 static Queue workqueue, sendqueue[MAXASP];
-static long long (*in_val)[NIN], *value;
-static int *in_cnt, local_tasks;
-static atomic_int* computed;
+static int local_tasks;
 static atomic_int tasks_done, failures[MAXASP];
 static pthread_barrier_t all; /* every thread the main thread starts */
 
@@ -71,12 +51,7 @@ static void* Receiver(void* arg) {
   MPIX_Thread_attach(i);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (i == 0) { /* the graph's arrays and queues, once per address space */
-    MPI_Comm_size(MPI_COMM_WORLD, &N);
-    W = 4 * N;
-    in_val = calloc((size_t)LEVELS * W, sizeof *in_val);
-    value = calloc((size_t)LEVELS * W, sizeof *value);
-    in_cnt = calloc((size_t)LEVELS * W, sizeof *in_cnt);
-    computed = calloc((size_t)LEVELS * W, sizeof *computed);
+    dataflow_arrays();
     workqueue.a = malloc(sizeof(Work_item) * LEVELS * W);
     for (int k = 0; k < asp; ++k) sendqueue[k].a = malloc(sizeof(Work_item) * LEVELS * W * NIN);
     for (int l = 0; l < LEVELS; ++l)
@@ -107,22 +82,7 @@ static void* Receiver(void* arg) {
   }
   pthread_barrier_wait(&all); /* every item of the address space received and sent */
 
-  /* Check against a serial evaluation of the whole graph. */
-  long long* serial = malloc(sizeof(long long) * LEVELS * W);
-  for (int l = 0; l < LEVELS; ++l)
-    for (int j = 0; j < W; ++j) {
-      long long in[NIN] = {0, 0, 0};
-      for (int s = 0; l > 0 && s < NIN; ++s) in[s] = serial[(l - 1) * W + input(j, s)];
-      int t = l * W + j;
-      serial[t] = compute(l, j, in);
-      if (owner(l, j) != rank) continue;
-      int c = atomic_load(&computed[t]);
-      if (c != 1) FAIL(i, rank, "task (%d, %d) computed %d times", l, j, c);
-      else if (value[t] != serial[t]) FAIL(i, rank, "task (%d, %d) = %lld, serial %lld", l, j, value[t], serial[t]);
-    }
-  free(serial);
-  int mine = atomic_load(&failures[i]), any = 0;
-  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int any = dataflow_check("asp_dataflow_pthreads", rank, atomic_load(&failures[i]));
   if (rank == 0)
     printf("asp_dataflow_pthreads: %d MPI processes, %d per address space, %d tasks, %d workers each\n", N,
            asp, LEVELS * W, NUMWORKERS);
@@ -167,21 +127,10 @@ static void* Worker(void* arg) { /* no MPI calls, never attached */
 }
 
 int main(int argc, char** argv) {
-  int provided, flag;
-  char val[MPI_MAX_INFO_VAL + 1];
-  /* The draft asks for MPI_THREAD_MULTIPLE and then tests provided < MPI_THREAD_ATTACH; the
-     level that lets several MPI processes share an address space is the one to ask for. */
-  MPI_Init_thread(&argc, &argv, MPIX_THREAD_ATTACH, &provided);
-  if (provided != MPIX_THREAD_ATTACH) {
-    fprintf(stderr, "asp_dataflow_pthreads: provided %d, not MPIX_THREAD_ATTACH\n", provided);
-    return 1;
-  }
-  MPI_Info_get(MPI_INFO_ENV, "asp", MPI_MAX_INFO_VAL, val, &flag);
-  asp = flag ? atoi(val) : 1;
-  if (argc > 1) LEVELS = atoi(argv[1]);
+  const int rc = dataflow_init(&argc, &argv, "asp_dataflow_pthreads");
+  if (rc) return rc;
   if (argc > 2) NUMWORKERS = atoi(argv[2]);
-  if (asp < 1 || asp > MAXASP || LEVELS < 1 || LEVELS > MAXLEVELS || NUMWORKERS < 1 || NUMWORKERS > MAXWORKERS)
-    return 2;
+  if (NUMWORKERS < 1 || NUMWORKERS > MAXWORKERS) return 2;
   int NUM_THREADS = 2 * asp + NUMWORKERS;
   pthread_t thread[2 * MAXASP + MAXWORKERS];
   pthread_attr_t attr;

@@ -52,10 +52,10 @@ static void battery(MPI_Comm c, const char* name, const int* members, int n, int
   int root = n - 1;
   int* big = malloc(sizeof(int) * kBig);
   for (int len = 8; len <= kBig; len = len == 8 ? kBig : kBig + 1) {
-    if (r == root) asp_fill(big, len, members[root], 0, len, 1);
+    if (r == root) pattern_fill(big, len, members[root], 0, len, 1);
     else memset(big, 0, sizeof(int) * len);
     MPI_OK(MPI_Bcast(big, len, MPI_INT, root, c));
-    int bad = asp_verify(big, len, members[root], 0, len, 1);
+    int bad = pattern_verify(big, len, members[root], 0, len, 1);
     CHECK(bad < 0, "%s: Bcast of %d ints from %d: element %d wrong", name, len, root, bad);
   }
   free(big);

@@ -30,9 +30,9 @@ static void traffic(MPI_Comm c, int f) {
   int right = (r + 1) % n, left = (r + n - 1) % n, len = 1000;
   int *out = malloc(sizeof(int) * len), *in = malloc(sizeof(int) * len);
   for (int k = 0; k < rounds; ++k) {
-    asp_fill(out, len, r, right, f, k);
+    pattern_fill(out, len, r, right, f, k);
     MPI_OK(MPI_Sendrecv(out, len, MPI_INT, right, f, in, len, MPI_INT, left, f, c, MPI_STATUS_IGNORE));
-    int bad = asp_verify(in, len, left, r, f, k);
+    int bad = pattern_verify(in, len, left, r, f, k);
     CHECK(bad < 0, "stage %d round %d: element %d from %d wrong", f, k, bad, left);
   }
   long long sum = -1, mine = asp_rank;

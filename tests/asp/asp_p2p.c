@@ -60,7 +60,7 @@ static void part_modes(int role) {
       int n = large ? kLarge : 16, tag = 100 + (mode * 2 + large) * 16 + role;
       MPI_Request rq, sq = MPI_REQUEST_NULL;
       MPI_Status st;
-      asp_fill(out, n, R, right, tag, 0);
+      pattern_fill(out, n, R, right, tag, 0);
       MPI_OK(MPI_Irecv(in, n, MPI_INT, left, tag, MPI_COMM_WORLD, &rq));
       if (mode == 3 || mode == 7) { /* ready modes: the receiver tells us it has posted */
         MPI_Request ready;
@@ -80,7 +80,7 @@ static void part_modes(int role) {
       }
       MPI_OK(MPI_Wait(&rq, &st));
       MPI_OK(MPI_Wait(&sq, MPI_STATUS_IGNORE));
-      int cnt = -1, bad = asp_verify(in, n, left, R, tag, 0);
+      int cnt = -1, bad = pattern_verify(in, n, left, R, tag, 0);
       MPI_Get_count(&st, MPI_INT, &cnt);
       CHECK(bad < 0 && cnt == n && st.MPI_SOURCE == left && st.MPI_TAG == tag,
             "%s of %d ints from %d: count %d source %d tag %d, first wrong element %d", mode_name[mode],
@@ -90,14 +90,14 @@ static void part_modes(int role) {
   for (int replace = 0; replace < 2; ++replace) {
     int tag = 1000 + role + 16 * replace, cnt = -1;
     MPI_Status st;
-    asp_fill(out, kLarge, R, right, tag, 2);
+    pattern_fill(out, kLarge, R, right, tag, 2);
     if (replace) {
       MPI_OK(MPI_Sendrecv_replace(out, kLarge, MPI_INT, right, tag, left, tag, MPI_COMM_WORLD, &st));
       memcpy(in, out, sizeof(int) * kLarge);
     } else {
       MPI_OK(MPI_Sendrecv(out, kLarge, MPI_INT, right, tag, in, kLarge, MPI_INT, left, tag, MPI_COMM_WORLD, &st));
     }
-    int bad = asp_verify(in, kLarge, left, R, tag, 2);
+    int bad = pattern_verify(in, kLarge, left, R, tag, 2);
     MPI_Get_count(&st, MPI_INT, &cnt);
     CHECK(bad < 0 && cnt == kLarge && st.MPI_SOURCE == left, "%s from %d: count %d source %d, first wrong element %d",
           replace ? "Sendrecv_replace" : "Sendrecv", left, cnt, st.MPI_SOURCE, bad);
@@ -112,7 +112,7 @@ static void part_order(int role) {
   MPI_Request* sq = malloc(sizeof(MPI_Request) * N * M);
   for (int d = 0; d < N; ++d)
     for (int s = 0; s < M; ++s) {
-      asp_fill(out[d * M + s], 8 + s % 5, R, d, tag, s);
+      pattern_fill(out[d * M + s], 8 + s % 5, R, d, tag, s);
       MPI_OK(MPI_Isend(out[d * M + s], 8 + s % 5, MPI_INT, d, tag, MPI_COMM_WORLD, &sq[d * M + s]));
     }
   int* next = calloc(N, sizeof(int));
@@ -127,7 +127,7 @@ static void part_order(int role) {
       continue;
     }
     int s = next[src]++;
-    CHECK(cnt == 8 + s % 5 && asp_verify(in, cnt, src, R, tag, s) < 0,
+    CHECK(cnt == 8 + s % 5 && pattern_verify(in, cnt, src, R, tag, s) < 0,
           "message %d from %d (tag %d): count %d or contents are another message's (order broken?)", s, src, tag, cnt);
   }
   for (int s = 0; s < N; ++s) CHECK(next[s] == M, "%d messages from %d, expected %d", next[s], s, M);
@@ -153,17 +153,17 @@ static void check_all_seen(const char* how) {
   }
 }
 
-/* Header of parts c and d: source, role, number, length; then asp_fill data. */
+/* Header of parts c and d: source, role, number, length; then pattern_fill data. */
 static int probe_len(int src, int role, int num) { return 4 + (num * 7919 + src * 31 + role * 17) % kProbeMax; }
 static int* make_msg(int R, int d, int role, int num, int n, int tag) {
   int* m = malloc(sizeof(int) * n);
   m[0] = R, m[1] = role, m[2] = num, m[3] = n;
-  asp_fill(m + 4, n - 4, R, d, tag, num);
+  pattern_fill(m + 4, n - 4, R, d, tag, num);
   return m;
 }
 static void check_msg(const int* m, int cnt, const MPI_Status* st, int tag, const char* how) {
   CHECK(cnt >= 4 && m[3] == cnt && m[0] == st->MPI_SOURCE && st->MPI_TAG == tag &&
-            asp_verify(m + 4, cnt - 4, m[0], asp_rank, tag, m[2]) < 0,
+            pattern_verify(m + 4, cnt - 4, m[0], asp_rank, tag, m[2]) < 0,
         "%s: received %d ints from %d tag %d, header says %d ints from %d", how, cnt, st->MPI_SOURCE,
         st->MPI_TAG, cnt >= 4 ? m[3] : -1, cnt >= 4 ? m[0] : -1);
   if (cnt >= 4) mark(m[0], m[1], m[2], how);
@@ -234,12 +234,12 @@ static void part_nonblocking(int role) {
   MPI_Request* rq = malloc(sizeof(MPI_Request) * 2 * N);
   for (int s = 0; s < N; ++s) MPI_OK(MPI_Irecv(in + s * n, n, MPI_INT, s, tag, MPI_COMM_WORLD, &rq[s]));
   for (int d = 0; d < N; ++d) {
-    asp_fill(out + d * n, n, R, d, tag, 1);
+    pattern_fill(out + d * n, n, R, d, tag, 1);
     MPI_OK(MPI_Isend(out + d * n, n, MPI_INT, d, tag, MPI_COMM_WORLD, &rq[N + d]));
   }
   MPI_OK(MPI_Waitall(2 * N, rq, MPI_STATUSES_IGNORE));
   for (int s = 0; s < N; ++s) {
-    int bad = asp_verify(in + s * n, n, s, R, tag, 1);
+    int bad = pattern_verify(in + s * n, n, s, R, tag, 1);
     CHECK(bad < 0, "Irecv from %d: element %d wrong", s, bad);
   }
   free(rq);
@@ -257,10 +257,10 @@ static void part_persistent(int role) {
   else
     MPI_OK(MPI_Send_init(out, n, MPI_INT, right, tag, MPI_COMM_WORLD, &rq[1]));
   for (int it = 0; it < 5; ++it) {
-    asp_fill(out, n, R, right, tag, it);
+    pattern_fill(out, n, R, right, tag, it);
     MPI_OK(MPI_Startall(2, rq));
     MPI_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
-    int bad = asp_verify(in, n, left, R, tag, it);
+    int bad = pattern_verify(in, n, left, R, tag, it);
     CHECK(bad < 0, "persistent iteration %d from %d: element %d wrong", it, left, bad);
   }
   MPI_OK(MPI_Request_free(&rq[0]));

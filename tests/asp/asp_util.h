@@ -19,6 +19,8 @@
    still load (and fail with a clear line) when the library does not provide it yet. */
 #ifndef TSMPI_ASP_UTIL_H
 #define TSMPI_ASP_UTIL_H
+
+#include "../common/message_pattern.h"
 #include <mpi.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -186,18 +188,4 @@ static inline int asp_verdict(void) {
   return total ? 1 : 0;
 }
 
-/* A deterministic fill: element i of a message from a to b with tag t, sequence s. */
-static inline int asp_val(int a, int b, int t, int s, int i) {
-  return (int)(((unsigned)a * 1000003u) ^ ((unsigned)b * 7919u) ^ ((unsigned)t * 131u) ^
-               ((unsigned)s * 524287u) ^ ((unsigned)i * 2654435761u));
-}
-static inline void asp_fill(int* buf, int n, int a, int b, int t, int s) {
-  for (int i = 0; i < n; ++i) buf[i] = asp_val(a, b, t, s, i);
-}
-/* Index of the first wrong element, or -1. */
-static inline int asp_verify(const int* buf, int n, int a, int b, int t, int s) {
-  for (int i = 0; i < n; ++i)
-    if (buf[i] != asp_val(a, b, t, s, i)) return i;
-  return -1;
-}
 #endif

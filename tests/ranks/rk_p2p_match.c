@@ -45,7 +45,7 @@ static void part_wildcards(int r, int round) {
   for (int j = 0; j < 2; ++j)
     for (int k = 0; k < kTags; ++k) {
       int d = dest_of(r, j);
-      rk_fill(out[j][k], k + 1, r, d, 10 + k, round * 2 + j);
+      pattern_fill(out[j][k], k + 1, r, d, 10 + k, round * 2 + j);
     }
   for (int mode = 0; mode < 3; ++mode) {
     int base = 10 + 20 * mode; /* tags per mode: base + k */
@@ -82,7 +82,7 @@ static void part_wildcards(int r, int round) {
           ++seen;
         }
       CHECK(j >= 0, "mode %d: message %d from %d with tag %d is one too many", mode, nth, s, st.MPI_TAG);
-      if (j >= 0) CHECK(rk_verify(in, k + 1, s, r, 10 + k, round * 2 + j) < 0,
+      if (j >= 0) CHECK(pattern_verify(in, k + 1, s, r, 10 + k, round * 2 + j) < 0,
                         "mode %d: from %d tag %d: wrong contents (not message %d of that pair, order?)", mode, s, st.MPI_TAG, j);
       ++got_total;
     }
@@ -108,7 +108,7 @@ static void part_probe(int r, int round) {
       for (int k = 0; k < 3; ++k) {
         int n = unknown_size(r, j, k), d = dest_of(r, j);
         out[j][k] = malloc((n + 1) * sizeof(int));
-        rk_fill(out[j][k], n, r, d, tagbase + k, round * 2 + j);
+        pattern_fill(out[j][k], n, r, d, tagbase + k, round * 2 + j);
         MPI_OK(MPI_Isend(out[j][k], n, MPI_INT, d, tagbase + k, tc, &sq[j * 3 + k]));
       }
     int* next = calloc(N * 3, sizeof(int));
@@ -155,7 +155,7 @@ static void part_probe(int r, int round) {
       CHECK(j >= 0, "probe %d: one message too many from %d tag %d", how, s, st.MPI_TAG);
       if (j >= 0) {
         CHECK(n == unknown_size(s, j, k), "probe %d: from %d tag %d count %d, expected %d", how, s, st.MPI_TAG, n, unknown_size(s, j, k));
-        CHECK(rk_verify(in, n, s, r, tagbase + k, round * 2 + j) < 0, "probe %d: from %d tag %d: wrong contents", how, s, st.MPI_TAG);
+        CHECK(pattern_verify(in, n, s, r, tagbase + k, round * 2 + j) < 0, "probe %d: from %d tag %d: wrong contents", how, s, st.MPI_TAG);
       }
       free(in);
     }
@@ -179,7 +179,7 @@ static void part_order(int r, int round) {
       for (int k = 0; k < N; ++k) {
         int b = (r + k) % N, i = s * N + k, n = order_count(s);
         bufs[i] = malloc(n * sizeof(int));
-        rk_fill(bufs[i], n, r, b, tag, round);
+        pattern_fill(bufs[i], n, r, b, tag, round);
         bufs[i][0] = s; /* the number */
         MPI_OK(MPI_Isend(bufs[i], n, MPI_INT, b, tag, tc, &sq[i]));
       }
@@ -206,8 +206,8 @@ static void part_order(int r, int round) {
         continue;
       }
       int expect0 = in[0];
-      in[0] = rk_val(a, r, tag, round, 0);
-      if (rk_verify(in, c, a, r, tag, round) >= 0) bad_data++;
+      in[0] = pattern_val(a, r, tag, round, 0);
+      if (pattern_verify(in, c, a, r, tag, round) >= 0) bad_data++;
       in[0] = expect0;
     }
     CHECK(bad_order == 0, "order pass %d: %d messages out of order", pass, bad_order);
@@ -237,7 +237,7 @@ static void part_huge(int r, int round) {
     MPI_OK(MPI_Irecv(in[j], kHuge, MPI_INT, from[j], 400 + j, tc, &rq[j]));
   }
   for (int j = 0; j < 2; ++j) {
-    rk_fill(out[j], kHuge, r, to[j], 400 + j, round);
+    pattern_fill(out[j], kHuge, r, to[j], 400 + j, round);
     MPI_OK(MPI_Isend(out[j], kHuge, MPI_INT, to[j], 400 + j, tc, &rq[2 + j]));
   }
   MPI_OK(MPI_Waitall(4, rq, st));
@@ -246,17 +246,17 @@ static void part_huge(int r, int round) {
     MPI_Get_count(&st[j], MPI_INT, &c);
     CHECK(st[j].MPI_SOURCE == from[j] && st[j].MPI_TAG == 400 + j && c == kHuge, "4 MiB from %d: status %d %d %d",
           from[j], st[j].MPI_SOURCE, st[j].MPI_TAG, c);
-    int bad = rk_verify(in[j], kHuge, from[j], r, 400 + j, round);
+    int bad = pattern_verify(in[j], kHuge, from[j], r, 400 + j, round);
     CHECK(bad < 0, "4 MiB from %d: element %d wrong", from[j], bad);
     free(in[j]);
     free(out[j]);
   }
   /* Blocking 4 MiB around the ring with Sendrecv_replace. */
   int* buf = malloc(kHuge * sizeof(int));
-  rk_fill(buf, kHuge, r, to[0], 402, round);
+  pattern_fill(buf, kHuge, r, to[0], 402, round);
   MPI_Status s1;
   MPI_OK(MPI_Sendrecv_replace(buf, kHuge, MPI_INT, to[0], 402, from[0], 402, tc, &s1));
-  CHECK(rk_verify(buf, kHuge, from[0], r, 402, round) < 0, "4 MiB Sendrecv_replace: wrong data");
+  CHECK(pattern_verify(buf, kHuge, from[0], r, 402, round) < 0, "4 MiB Sendrecv_replace: wrong data");
   free(buf);
 }
 

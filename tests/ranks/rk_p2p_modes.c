@@ -61,7 +61,7 @@ static void part_modes(int r, int left, int right, int round) {
       memset(rbuf, 0xee, kLarge * sizeof(int));
       MPI_OK(MPI_Irecv(rbuf, n, MPI_INT, left, tag, tc, &rq));
       MPI_OK(MPI_Barrier(tc)); /* every receive of this step is posted: Rsend is legal */
-      rk_fill(sbuf, n, r, right, tag, round);
+      pattern_fill(sbuf, n, r, right, tag, round);
       switch (m) {
         case 0: MPI_OK(MPI_Send(sbuf, n, MPI_INT, right, tag, tc)); break;
         case 1: MPI_OK(MPI_Ssend(sbuf, n, MPI_INT, right, tag, tc)); break;
@@ -79,8 +79,8 @@ static void part_modes(int r, int left, int right, int round) {
       char what[64];
       snprintf(what, sizeof what, "%s of %d ints", names[m], n);
       check_status(&st, left, tag, n, MPI_INT, what);
-      int bad = rk_verify(rbuf, n, left, r, tag, round);
-      CHECK(bad < 0, "%s: element %d is %d, expected %d", what, bad, bad < 0 ? 0 : rbuf[bad], bad < 0 ? 0 : rk_val(left, r, tag, round, bad));
+      int bad = pattern_verify(rbuf, n, left, r, tag, round);
+      CHECK(bad < 0, "%s: element %d is %d, expected %d", what, bad, bad < 0 ? 0 : rbuf[bad], bad < 0 ? 0 : pattern_val(left, r, tag, round, bad));
       if (n < kLarge) CHECK(rbuf[n] == (int)0xeeeeeeee, "%s: wrote past the count", what);
     }
   free(sbuf);
@@ -94,15 +94,15 @@ static void part_sendrecv(int r, int left, int right, int round) {
   for (int z = 0; z < 3; ++z) {
     int n = sizes[z], tag = 40 + z;
     MPI_Status st;
-    rk_fill(sbuf, n, r, right, tag, round);
+    pattern_fill(sbuf, n, r, right, tag, round);
     MPI_OK(MPI_Sendrecv(sbuf, n, MPI_INT, right, tag, rbuf, kLarge, MPI_INT, left, tag, tc, &st));
     check_status(&st, left, tag, n, MPI_INT, "Sendrecv");
-    CHECK(rk_verify(rbuf, n, left, r, tag, round) < 0, "Sendrecv of %d ints: wrong data", n);
+    CHECK(pattern_verify(rbuf, n, left, r, tag, round) < 0, "Sendrecv of %d ints: wrong data", n);
     /* Sendrecv_replace: the buffer goes right and comes back from the left. */
-    rk_fill(sbuf, n, r, right, tag + 10, round);
+    pattern_fill(sbuf, n, r, right, tag + 10, round);
     MPI_OK(MPI_Sendrecv_replace(sbuf, n, MPI_INT, right, tag + 10, left, tag + 10, tc, &st));
     check_status(&st, left, tag + 10, n, MPI_INT, "Sendrecv_replace");
-    CHECK(rk_verify(sbuf, n, left, r, tag + 10, round) < 0, "Sendrecv_replace of %d ints: wrong data", n);
+    CHECK(pattern_verify(sbuf, n, left, r, tag + 10, round) < 0, "Sendrecv_replace of %d ints: wrong data", n);
   }
   free(sbuf);
   free(rbuf);
@@ -123,13 +123,13 @@ static void part_all_pairs(int r, int round) {
     int p = (r + k) % N; /* self first, then around the ring */
     int n = pair_count(r, p);
     sb[p] = malloc((n + 1) * sizeof(int));
-    rk_fill(sb[p], n, r, p, 70, round);
+    pattern_fill(sb[p], n, r, p, 70, round);
     MPI_OK(MPI_Isend(sb[p], n, MPI_INT, p, 70, tc, &rq[N + p]));
   }
   MPI_OK(MPI_Waitall(2 * N, rq, st));
   for (int p = 0; p < N; ++p) {
     check_status(&st[p], p, 70, pair_count(p, r), MPI_INT, "all pairs");
-    int bad = rk_verify(rb[p], pair_count(p, r), p, r, 70, round);
+    int bad = pattern_verify(rb[p], pair_count(p, r), p, r, 70, round);
     CHECK(bad < 0, "all pairs: from %d element %d wrong", p, bad);
     CHECK(rq[p] == MPI_REQUEST_NULL && rq[N + p] == MPI_REQUEST_NULL, "all pairs: request not freed by Waitall");
     free(rb[p]);
@@ -201,8 +201,8 @@ static void part_mixed(int r, int left, int right, int round) {
     int tcs[64], tcr[64] = {0}, ws[64], wr[64] = {0};
     int n = 16 + w;
     int ttag = 100 + w, wtag = 1000 + 64 * w + r;
-    rk_fill(tcs, n, r, right, ttag, round);
-    rk_fill(ws, n, r, r, wtag, round);
+    pattern_fill(tcs, n, r, right, ttag, round);
+    pattern_fill(ws, n, r, r, wtag, round);
     MPI_Request rq[4];
     MPI_Status st[4];
     int done[4] = {0, 0, 0, 0};
@@ -290,8 +290,8 @@ static void part_mixed(int r, int left, int right, int round) {
     if (done[0]) check_status(&st[0], left, ttag, n, MPI_INT, what);
     snprintf(what, sizeof what, "%s MPI_COMM_WORLD receive", how[w]);
     if (done[1]) check_status(&st[1], rk_wrank, wtag, n, MPI_INT, what);
-    CHECK(rk_verify(tcr, n, left, r, ttag, round) < 0, "%s: threadcomm data wrong", how[w]);
-    CHECK(rk_verify(wr, n, r, r, wtag, round) < 0, "%s: MPI_COMM_WORLD data wrong", how[w]);
+    CHECK(pattern_verify(tcr, n, left, r, ttag, round) < 0, "%s: threadcomm data wrong", how[w]);
+    CHECK(pattern_verify(wr, n, r, r, wtag, round) < 0, "%s: MPI_COMM_WORLD data wrong", how[w]);
     (void)spins;
   }
 }
@@ -313,10 +313,10 @@ static void part_cancel(int r, int left, int right, int round) {
   MPI_OK(MPI_Barrier(tc));
   /* The cancelled receives must not take these. */
   int out[8];
-  rk_fill(out, 8, r, right, 999, round);
+  pattern_fill(out, 8, r, right, 999, round);
   MPI_OK(MPI_Sendrecv(out, 8, MPI_INT, right, 999, buf, 8, MPI_INT, left, 999, tc, &st));
   check_status(&st, left, 999, 8, MPI_INT, "after cancel");
-  CHECK(rk_verify(buf, 8, left, r, 999, round) < 0, "after cancel: wrong data");
+  CHECK(pattern_verify(buf, 8, left, r, 999, round) < 0, "after cancel: wrong data");
 }
 
 static void part_persistent(int r, int left, int right, int round) {
@@ -326,22 +326,22 @@ static void part_persistent(int r, int left, int right, int round) {
   MPI_OK(MPI_Recv_init(rbuf, 100, MPI_INT, left, 400, tc, &rq[0]));
   MPI_OK(MPI_Send_init(sbuf, 100, MPI_INT, right, 400, tc, &rq[1]));
   for (int it = 0; it < 50; ++it) {
-    rk_fill(sbuf, 100, r, right, 400, round * 1000 + it);
+    pattern_fill(sbuf, 100, r, right, 400, round * 1000 + it);
     memset(rbuf, 0, sizeof rbuf);
     MPI_OK(MPI_Startall(2, rq));
     MPI_OK(MPI_Waitall(2, rq, st));
     check_status(&st[0], left, 400, 100, MPI_INT, "persistent Startall");
-    CHECK(rk_verify(rbuf, 100, left, r, 400, round * 1000 + it) < 0, "persistent iteration %d: wrong data", it);
+    CHECK(pattern_verify(rbuf, 100, left, r, 400, round * 1000 + it) < 0, "persistent iteration %d: wrong data", it);
     CHECK(rq[0] != MPI_REQUEST_NULL && rq[1] != MPI_REQUEST_NULL, "persistent request freed by Waitall");
   }
   for (int it = 0; it < 20; ++it) {
-    rk_fill(sbuf, 100, r, right, 400, round * 1000 + 500 + it);
+    pattern_fill(sbuf, 100, r, right, 400, round * 1000 + 500 + it);
     MPI_OK(MPI_Start(&rq[0]));
     MPI_OK(MPI_Start(&rq[1]));
     MPI_OK(MPI_Wait(&rq[1], MPI_STATUS_IGNORE));
     MPI_OK(MPI_Wait(&rq[0], &st[0]));
     check_status(&st[0], left, 400, 100, MPI_INT, "persistent Start");
-    CHECK(rk_verify(rbuf, 100, left, r, 400, round * 1000 + 500 + it) < 0, "persistent Start iteration %d: wrong data", it);
+    CHECK(pattern_verify(rbuf, 100, left, r, 400, round * 1000 + 500 + it) < 0, "persistent Start iteration %d: wrong data", it);
   }
   MPI_OK(MPI_Request_free(&rq[0]));
   MPI_OK(MPI_Request_free(&rq[1]));
@@ -350,7 +350,7 @@ static void part_persistent(int r, int left, int right, int round) {
 static void part_ssend(int r, int left, int right, int round) {
   int out[4], in[4];
   MPI_Request sq;
-  rk_fill(out, 4, r, right, 500, round);
+  pattern_fill(out, 4, r, right, 500, round);
   MPI_OK(MPI_Issend(out, 4, MPI_INT, right, 500, tc, &sq));
   int early = 0;
   for (int i = 0; i < 5; ++i) {
@@ -364,7 +364,7 @@ static void part_ssend(int r, int left, int right, int round) {
   MPI_Status st;
   MPI_OK(MPI_Recv(in, 4, MPI_INT, left, 500, tc, &st));
   check_status(&st, left, 500, 4, MPI_INT, "Issend receive");
-  CHECK(rk_verify(in, 4, left, r, 500, round) < 0, "Issend: wrong data");
+  CHECK(pattern_verify(in, 4, left, r, 500, round) < 0, "Issend: wrong data");
   if (!early) MPI_OK(MPI_Wait(&sq, MPI_STATUS_IGNORE));
 }
 
@@ -372,7 +372,7 @@ static void part_truncate(int r, int left, int right, int round) {
   int out[10], in[10];
   MPI_Request sq, rq;
   MPI_Status st;
-  rk_fill(out, 10, r, right, 600, round);
+  pattern_fill(out, 10, r, right, 600, round);
   MPI_OK(MPI_Isend(out, 10, MPI_INT, right, 600, tc, &sq));
   int rc = MPI_Recv(in, 5, MPI_INT, left, 600, tc, &st);
   CHECK(rk_error_class(rc) == MPI_ERR_TRUNCATE, "MPI_Recv of 10 ints into 5: class %d, expected MPI_ERR_TRUNCATE", rk_error_class(rc));
@@ -384,7 +384,7 @@ static void part_truncate(int r, int left, int right, int round) {
   MPI_OK(MPI_Wait(&sq, MPI_STATUS_IGNORE));
   /* Traffic goes on. */
   MPI_OK(MPI_Sendrecv(out, 10, MPI_INT, right, 602, in, 10, MPI_INT, left, 602, tc, &st));
-  CHECK(rk_verify(in, 10, left, r, 600, round) < 0, "after truncation: wrong data");
+  CHECK(pattern_verify(in, 10, left, r, 600, round) < 0, "after truncation: wrong data");
   check_status(&st, left, 602, 10, MPI_INT, "after truncation");
 }
 
@@ -394,20 +394,20 @@ static void part_datatypes(int r, int left, int right, int round) {
   MPI_OK(MPI_Type_commit(&vec));
   int strided[20], flat[8], expect[8];
   for (int i = 0; i < 20; ++i) strided[i] = -1;
-  rk_fill(expect, 8, r, right, 700, round);
+  pattern_fill(expect, 8, r, right, 700, round);
   for (int b = 0, k = 0; b < 4; ++b)
     for (int j = 0; j < 2; ++j) strided[b * 5 + j] = expect[k++];
   MPI_Status st;
   MPI_OK(MPI_Sendrecv(strided, 1, vec, right, 700, flat, 8, MPI_INT, left, 700, tc, &st));
   check_status(&st, left, 700, 8, MPI_INT, "vector sent, ints received");
-  CHECK(rk_verify(flat, 8, left, r, 700, round) < 0, "vector -> contiguous: wrong data");
+  CHECK(pattern_verify(flat, 8, left, r, 700, round) < 0, "vector -> contiguous: wrong data");
   /* 8 contiguous ints into the vector: the gaps keep their value. */
   int back[20];
   for (int i = 0; i < 20; ++i) back[i] = 12345;
-  rk_fill(flat, 8, r, right, 701, round);
+  pattern_fill(flat, 8, r, right, 701, round);
   MPI_OK(MPI_Sendrecv(flat, 8, MPI_INT, right, 701, back, 1, vec, left, 701, tc, &st));
   check_status(&st, left, 701, 1, vec, "ints sent, vector received");
-  rk_fill(expect, 8, left, r, 701, round);
+  pattern_fill(expect, 8, left, r, 701, round);
   for (int b = 0, k = 0; b < 4; ++b)
     for (int j = 0; j < 5; ++j) {
       int want = j < 2 ? expect[k++] : 12345;
