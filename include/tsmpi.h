@@ -16,6 +16,15 @@ int tsmpi_call_depth(void);
    process when TSMPI_STATS=1; -1 for an unknown category name. */
 long long tsmpi_category_calls(const char* category);
 
+/* Checking mode's happens-before (docs/checking.md) sees threads, mutexes, condition variables,
+   barriers, semaphores and OpenMP; a program that orders its threads otherwise (atomic flags,
+   lock-free queues) says so with these, as with ThreadSanitizer's annotations: everything the
+   calling thread did before tsmpi_happens_before(key) happens before what a thread does after
+   a later tsmpi_happens_after(key) with the same key (any address). Cheap no-ops outside
+   checking mode. */
+void tsmpi_happens_before(const void* key);
+void tsmpi_happens_after(const void* key);
+
 /* Threads as MPI ranks (docs/threads-as-ranks.md), source-compatible with MPICH 4.2's
    experimental threadcomm API. A program using them links -ltsmpi and runs under tsmpirun.
    MPIX_Threadcomm_init: collective over comm, outside any threaded region; num_threads may

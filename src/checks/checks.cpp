@@ -1,7 +1,9 @@
 #include "checks/checks.h"
 
+#include <cstdio>
 #include <string_view>
 
+#include "checks/happens_before/clock.h"
 #include "checks/mark.h"
 #include "runtime/function_table.h"
 
@@ -31,14 +33,23 @@ Rule rule_for(const FunctionInfo& f) {
 
 }  // namespace
 
-void init() {
+void init(bool ordering) {
   for (int i = 0; i < fn::kCount; ++i) g_rules[i] = rule_for(kFunctions[i]);
   if (g_on) start_marks();
+  if (g_on) tsan::init();
+  hb::g_on = g_on && ordering && hb::observed();
+  unordered::g_probes = hb::g_on;
+  if (g_on && ordering && !hb::observed())
+    std::fprintf(stderr,
+                 "tsmpi: TSMPI_CHECK without libtsmpi_sync.so preloaded (tsmpirun preloads it; it stays off in "
+                 "a program with clang's built-in ThreadSanitizer): calls are checked only for overlapping in "
+                 "time, as with TSMPI_CHECK_ORDER=overlap (docs/checking.md)\n");
 }
 
 bool needs(int fn_index) {
   const Rule& r = g_rules[fn_index];
-  return r.collective || r.completes || r.frees_request || r.moves_data || r.creates_request;
+  return r.collective || r.completes || r.frees_request || r.moves_data || r.creates_request ||
+         tsan::needs(fn_index);
 }
 
 }  // namespace tsmpi::checks

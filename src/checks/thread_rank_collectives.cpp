@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "checks/happens_before/history.h"
+#include "checks/happens_before/unordered_report.h"
 #include "checks/mark.h"
 #include "diagnostics/report.h"
 
@@ -35,6 +37,7 @@ struct Log {
   std::map<std::uint32_t, Entry> by_seq;
   std::map<int, Blocked> blocking;  // rank -> the blocking collective one of its threads is in
   std::map<int, Left> left;  // members gone from the communicator, until all are
+  std::map<int, hb::History> ordered;  // rank -> its threads' latest collectives (happens-before)
 };
 
 std::mutex g_mu;
@@ -61,9 +64,16 @@ void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, i
   bool concurrent = false;
   Blocked other;
   std::vector<std::pair<int, Left>> gone;  // members that left before this collective
+  std::vector<hb::Event> unordered;  // other threads' collectives as this rank, not ordered before this one
+  hb::Event mine;
   {
     std::lock_guard g(g_mu);
     Log& log = g_logs[comm];
+    if (hb::g_on) {  // Listing 3.3 by the program's ordering, not by overlap in time
+      hb::History& h = log.ordered[rank];
+      mine = h.record(fn);
+      h.unordered([&](const hb::Event& e) { unordered.push_back(e); });
+    }
     for (auto& [r, l] : log.left)
       if (l.made <= seq) gone.emplace_back(r, l);
     Entry& e = log.by_seq[seq];
@@ -81,7 +91,7 @@ void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, i
     e.inside[rank] = me;
     if (blocking) {
       auto [it, fresh] = log.blocking.try_emplace(rank, Blocked{fn, seq, me});
-      if (!fresh) {
+      if (!fresh && !hb::g_on) {
         concurrent = true;
         other = it->second;
       }
@@ -95,6 +105,11 @@ void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, i
                            "process must order their collectives on a communicator)",
                        {involved(other.mark, who(comm, rank) + ", one thread in"),
                         involved(me, who(comm, rank) + ", another thread in")});
+  for (const hb::Event& e : unordered)
+    hb::report_unordered("a communicator as " + who(comm, rank),
+                         "the threads of one MPI process must order their collectives on a communicator (seed 004 "
+                         "Listing 3.3; MPI-4.0 §11.6.2)",
+                         e, mine);
   for (auto& [r, l] : gone)
     diag::report_error(who(comm, rank) + " calls " + describe(fn, root) + " as its collective #" +
                            std::to_string(seq + 1) + " on a communicator that " + who(comm, r) +

@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
@@ -34,9 +35,11 @@ namespace tsmpi::diag {
   } while (bt.frames < Backtrace::kMaxFrames && unw_step(&cursor) > 0);
 }
 
+bool g_plain_unwinder = false;
+
 [[gnu::noinline]] void capture_backtrace_fast(Backtrace& bt, int skip) {
   void* pcs[Backtrace::kMaxFrames + 8];
-  int n = unw_backtrace(pcs, Backtrace::kMaxFrames + 8);
+  int n = g_plain_unwinder ? ::backtrace(pcs, Backtrace::kMaxFrames + 8) : unw_backtrace(pcs, Backtrace::kMaxFrames + 8);
   bt.frames = 0;
   for (int i = skip; i < n && bt.frames < Backtrace::kMaxFrames; ++i) bt.pc[bt.frames++] = pcs[i];
 }

@@ -18,6 +18,10 @@ void capture_backtrace(Backtrace& bt, int skip = 1);
 // entry of an MPI call: checking mode's marks of operations that outlive their call. Not in a
 // signal handler, and not from inside the MPI.
 void capture_backtrace_fast(Backtrace& bt, int skip = 1);
+// Set when ThreadSanitizer is in the process (checks/tsan_annotations.h): libunwind's cached
+// trace keeps a per-thread cache whose destructor runs after TSan has let the thread go (a crash
+// at thread exit); capture_backtrace_fast then uses glibc's backtrace(), which keeps none.
+extern bool g_plain_unwinder;
 
 // One line per frame: "<prefix>#<i> <address> <function>+<offset> (<module>)".
 void print_backtrace(std::FILE* out, const Backtrace& bt, const char* prefix);

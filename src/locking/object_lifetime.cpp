@@ -483,6 +483,13 @@ Record* find(Kind kind, std::uintptr_t bits) {
 
 }  // namespace
 
+bool frees_last_reference(Kind kind, std::uintptr_t bits) {
+  if (predefined(kind, bits)) return false;
+  Record* r = find_recorded(kind, bits);
+  // Untracked (object lifetime off for its kind): assume it is the only reference.
+  return !r || r->refs.load(std::memory_order_acquire) <= 1;
+}
+
 // ---- setup ---------------------------------------------------------------------------------
 
 namespace {

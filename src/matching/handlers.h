@@ -46,17 +46,35 @@ inline int from_proc_null(int rc, MPI_Status* status) {
 
 // ---- probes --------------------------------------------------------------------------------
 template <class O>
-int Probe(O&& o, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+int probe_as_policy(O&& o, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (!policy_on()) return o();
   if (source == MPI_PROC_NULL) return o();
   TSMPI_POLICY_CALL(probe(source, tag, comm, status))
 }
 template <class O>
-int Iprobe(O&& o, int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+int Probe(O&& o, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  const int rc = probe_as_policy(o, source, tag, comm, status);
+  if (TSMPI_UNLIKELY(checks::unordered::g_probes) && rc == MPI_SUCCESS)
+    checks::unordered::probed(fn::MPI_Probe, comm, source, tag, status);
+  return rc;
+}
+template <class O>
+int iprobe_as_policy(O&& o, int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   if (!policy_on()) return o();
   if (source == MPI_PROC_NULL) return o();
   TSMPI_POLICY_CALL(iprobe(source, tag, comm, flag, status))
 }
+template <class O>
+int Iprobe(O&& o, int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  const int rc = iprobe_as_policy(o, source, tag, comm, flag, status);
+  if (TSMPI_UNLIKELY(checks::unordered::g_probes) && rc == MPI_SUCCESS && flag && *flag)
+    checks::unordered::probed(fn::MPI_Iprobe, comm, source, tag, status);
+  return rc;
+}
+
+// Checking mode's probe rule sees every receive with its pattern (checks/unordered_probes.cpp).
+#define TSMPI_OBSERVE_RECEIVE(fn_id, comm, source, tag) \
+  if (TSMPI_UNLIKELY(checks::unordered::g_probes)) checks::unordered::receiving(fn::fn_id, comm, source, tag)
 template <class O>
 int Mprobe(O&& o, int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   if (!policy_on()) return o();
@@ -73,6 +91,7 @@ int Improbe(O&& o, int source, int tag, MPI_Comm comm, int* flag, MPI_Message* m
 // ---- receives ------------------------------------------------------------------------------
 template <class O, class Count>
 int Recv(O&& o, void* buf, Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  TSMPI_OBSERVE_RECEIVE(MPI_Recv, comm, source, tag);
   if (source == MPI_PROC_NULL) return from_proc_null(o(), status);
   if (!policy_on() || receives_as_without_policy()) return o();
   OriginalCall original(o);
@@ -80,6 +99,7 @@ int Recv(O&& o, void* buf, Count count, MPI_Datatype type, int source, int tag, 
 }
 template <class O, class Count>
 int Irecv(O&& o, void* buf, Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
+  TSMPI_OBSERVE_RECEIVE(MPI_Irecv, comm, source, tag);
   if (!policy_on() || receives_as_without_policy()) return o();
   if (source == MPI_PROC_NULL) return o();
   OriginalCall original(o);
@@ -108,6 +128,7 @@ template <class O, class Count>
 int Sendrecv(O&& o, const void* sendbuf, Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
              void* recvbuf, Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
              MPI_Status* status) {
+  TSMPI_OBSERVE_RECEIVE(MPI_Sendrecv, comm, source, recvtag);
   if (source == MPI_PROC_NULL) return from_proc_null(o(), status);
   if (!policy_on() || !policy_takes_receive(comm, source, recvtag)) return o();
   TSMPI_POLICY_CALL(sendrecv(buffer(sendbuf, sendcount, sendtype), dest, sendtag,
@@ -126,6 +147,7 @@ PackedCopy packed_send(const void* buf, Count count, MPI_Datatype type, int dest
 template <class O, class Count>
 int Sendrecv_replace(O&& o, void* buf, Count count, MPI_Datatype type, int dest, int sendtag, int source,
                      int recvtag, MPI_Comm comm, MPI_Status* status) {
+  TSMPI_OBSERVE_RECEIVE(MPI_Sendrecv_replace, comm, source, recvtag);
   if (source == MPI_PROC_NULL) return from_proc_null(o(), status);
   // A negative count is refused by the MPI at once (its MPI_Pack_size may let it through).
   if (!policy_on() || count < 0 || !policy_takes_receive(comm, source, recvtag)) return o();
@@ -140,6 +162,7 @@ template <class O, class Count>
 int Isendrecv(O&& o, const void* sendbuf, Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
               void* recvbuf, Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
               MPI_Request* request) {
+  TSMPI_OBSERVE_RECEIVE(MPI_Sendrecv, comm, source, recvtag);
   if (!policy_on() || source == MPI_PROC_NULL) return o();
   OriginalCall original(o);
   TSMPI_POLICY_CALL(isendrecv(buffer(sendbuf, sendcount, sendtype), dest, sendtag, buffer(recvbuf, recvcount, recvtype),
@@ -148,6 +171,7 @@ int Isendrecv(O&& o, const void* sendbuf, Count sendcount, MPI_Datatype sendtype
 template <class O, class Count>
 int Isendrecv_replace(O&& o, void* buf, Count count, MPI_Datatype type, int dest, int sendtag, int source,
                       int recvtag, MPI_Comm comm, MPI_Request* request) {
+  TSMPI_OBSERVE_RECEIVE(MPI_Sendrecv_replace, comm, source, recvtag);
   if (!policy_on() || source == MPI_PROC_NULL) return o();
   OriginalCall original(o);
   Buffer in_place = buffer(buf, count, type);

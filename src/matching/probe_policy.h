@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "checks/unordered.h"
 #include "locking/serialize_lock.h"
 #include "matching/policies.h"
 #include "runtime/options.h"
@@ -10,8 +11,9 @@
 namespace tsmpi::matching {
 
 // Whether the wrappers of the matched families go through src/matching/handlers.h (read on
-// their hooked path): a policy is on, or serialize mode needs the MPI_PROC_NULL fix there.
-inline bool matching() { return g_policy != Policy::kOff || serial::enabled(); }
+// their hooked path): a policy is on, serialize mode needs the MPI_PROC_NULL fix there, or
+// checking mode follows probes and receives (checks/unordered.h).
+inline bool matching() { return g_policy != Policy::kOff || serial::enabled() || checks::unordered::g_probes; }
 
 // At MPI_Init, after the MPI is initialized: `threads` tells whether the application may call
 // MPI from several threads at once (else no probe can race and the policy stays off).

@@ -31,7 +31,7 @@ void activate(const Options& o) {
   g_count_functions = o.stats == 2;
   lifetime::init(o);
   checks::g_on = o.check != CheckMode::Off;
-  checks::init();
+  checks::init(o.check_order == CheckOrder::HappensBefore);
   for (int i = 0; i < fn::kCount; ++i) {
     // Statistics count every call and the hang watchdog must see every call a thread may block
     // in; serialize mode takes every function that needs its lock; a probe policy takes the

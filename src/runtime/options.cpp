@@ -16,6 +16,7 @@ namespace {
 constexpr const char* kUnderlying = "TSMPI_UNDERLYING_LEVEL";
 constexpr const char* kProbe = "TSMPI_PROBE";
 constexpr const char* kCheck = "TSMPI_CHECK";
+constexpr const char* kCheckOrder = "TSMPI_CHECK_ORDER";
 constexpr const char* kStats = "TSMPI_STATS";
 constexpr const char* kVerbose = "TSMPI_VERBOSE";
 constexpr const char* kHangTimeout = "TSMPI_HANG_TIMEOUT";
@@ -59,6 +60,10 @@ const std::vector<OptionSpec>& option_specs() {
        "how probe followed by receive is made atomic per thread (docs/probe-policies.md)", ""},
       {kCheck, "off|warn|abort", "off",
        "report erroneous programs (docs/checking.md): warn, or abort the job with a non-zero status", ""},
+      {kCheckOrder, "hb|overlap", "hb",
+       "checking mode's test for calls that must not be concurrent: hb, not ordered by the program's "
+       "synchronization (tsmpirun preloads its observer, libtsmpi_sync.so); overlap, overlapping in time in this run",
+       ""},
       {kLifetime, "on|off", "on",
        "existence checks and per-object locks on the calls that create, read, update or free MPI objects", ""},
       {kQuarantine, "objects per kind", "64",
@@ -137,6 +142,7 @@ ParseResult parse_options(const Environment& env) {
     if (name == kUnderlying) o.underlying_level = static_cast<UnderlyingLevel>(index);
     else if (name == kProbe) o.probe = static_cast<ProbePolicy>(index);
     else if (name == kCheck) o.check = static_cast<CheckMode>(index);
+    else if (name == kCheckOrder) o.check_order = static_cast<CheckOrder>(index);
     else if (name == kStats) o.stats = index;
     else if (name == kVerbose) o.verbose = index;
     else if (name == kLifetime) o.lifetime = index == 0;
@@ -157,6 +163,7 @@ std::string option_value(const Options& o, std::string_view name) {
   if (name == kUnderlying) return pick(static_cast<int>(o.underlying_level));
   if (name == kProbe) return pick(static_cast<int>(o.probe));
   if (name == kCheck) return pick(static_cast<int>(o.check));
+  if (name == kCheckOrder) return pick(static_cast<int>(o.check_order));
   if (name == kStats) return std::to_string(o.stats);
   if (name == kVerbose) return std::to_string(o.verbose);
   if (name == kHangTimeout) return std::to_string(o.hang_timeout);

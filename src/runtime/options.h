@@ -11,11 +11,13 @@ namespace tsmpi {
 enum class UnderlyingLevel { Single, Serialized, Multiple };
 enum class ProbePolicy { Mprobe, Lock2d, Helper, Off };
 enum class CheckMode { Off, Warn, Abort };
+enum class CheckOrder { HappensBefore, Overlap };
 
 struct Options {
   UnderlyingLevel underlying_level = UnderlyingLevel::Multiple;
   ProbePolicy probe = ProbePolicy::Mprobe;
   CheckMode check = CheckMode::Off;
+  CheckOrder check_order = CheckOrder::HappensBefore;  // how checking mode tells concurrent calls
   int stats = 0;               // 1: statistics at MPI_Finalize; 2: also calls per function
   int verbose = 0;
   unsigned hang_timeout = 0;  // seconds, 0 = off

@@ -60,6 +60,8 @@ struct Hook {
             // The hang watchdog sees thread-ranks too, with the caller's rank.
             diag::CallScope scope(id, objects.in, args.peer,
                                   objects.in.kind == Kind::Comm ? ranks::caller_rank(objects.in.bits) : -1);
+            // Checking mode in a program built with -fsanitize=thread: thread-ranks' buffers too.
+            if (TSMPI_UNLIKELY(checks::tsan::g_on) && t.depth == 1) return checks::tsan::annotated(id, objects, args, ranked);
             return ranked();
           }
           return ranked();

@@ -30,6 +30,7 @@
    Threads: one per MPI process (OpenMP), plus a second thread of index 0 in the concurrent
    modes. */
 #include <omp.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "asp_util.h"
@@ -46,15 +47,23 @@ static double now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Process index 0's first thread's barrier has returned (concurrent_twin). */
-static atomic_int first_done;
+/* Process index 0's first thread's barrier has returned (concurrent_twin). A mutex and a
+   condition variable, not an atomic flag: checking mode sees the program's ordering through
+   its synchronization calls (docs/checking.md). */
+static int first_done;
+static pthread_mutex_t first_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t first_cond = PTHREAD_COND_INITIALIZER;
 
 /* Listing 3.3 and its twin; thread `t` of the address space (t == K: index 0's second thread). */
 static void run_concurrent(int twin, int t) {
   const int second = t == asp_K;
   if (asp_idx == 0) {
     if (twin && second)
-      while (!atomic_load(&first_done)) sleep_s(0.001);
+    {
+      pthread_mutex_lock(&first_lock);
+      while (!first_done) pthread_cond_wait(&first_cond, &first_lock);
+      pthread_mutex_unlock(&first_lock);
+    }
     double t0 = now();
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     double waited = now() - t0;
@@ -62,7 +71,12 @@ static void run_concurrent(int twin, int t) {
     if (asp_K > 1 && !(twin && second))
       CHECK(waited > 0.4, "%s thread's MPI_Barrier returned after %.3f s, before index 1 entered it",
             second ? "second" : "first", waited);
-    if (twin && !second) atomic_store(&first_done, 1);
+    if (twin && !second) {
+      pthread_mutex_lock(&first_lock);
+      first_done = 1;
+      pthread_cond_broadcast(&first_cond);
+      pthread_mutex_unlock(&first_lock);
+    }
   } else {
     sleep_s(0.5);
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));

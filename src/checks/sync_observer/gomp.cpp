@@ -1,0 +1,282 @@
+// GNU libgomp (gcc, gfortran): parallel regions as fork and join, team barriers (explicit, and
+// the implicit ones at the end of worksharing constructs), critical sections, ordered and atomic
+// regions, OpenMP locks and tasks, observed at the GOMP_* entry points the compiler calls.
+// LLVM libomp exports the same entry points for gcc-built code; where it runs, OMPT (ompt.cpp)
+// observes it instead and these pass straight through.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "checks/sync_observer/observer.h"
+#include "checks/sync_observer/openmp.h"
+
+using namespace tsmpi::sync;
+
+namespace {
+
+using Body = void (*)(void*);
+
+// A parallel region: its fork and join points, its team's barrier and the completion of its
+// tasks, each a happens-before key (the member's address).
+struct Region {
+  Body fn;
+  void* data;
+  Team team;
+};
+
+void region_body(void* p) {
+  auto* r = static_cast<Region*>(p);
+  Team* outer = tl_team;
+  tl_team = &r->team;
+  tsmpi_hb_acquire(&r->team.fork);
+  r->fn(r->data);
+  tsmpi_hb_release(&r->team.join);
+  tl_team = outer;
+}
+
+// Runs a GOMP_parallel* entry with the region's body wrapped; the encountering thread joins
+// the team's end afterwards.
+template <class Call>
+auto in_region(Body fn, void* data, Call&& call) {
+  Region r{fn, data, {}};
+  tsmpi_hb_release(&r.team.fork);
+  struct Joined {
+    Region& r;
+    ~Joined() {
+      tsmpi_hb_acquire(&r.team.join);
+      tsmpi_hb_acquire(&r.team.tasks);
+      forget_team(r.team);
+    }
+  } joined{r};
+  return call(region_body, static_cast<void*>(&r));
+}
+
+bool observing() { return counts() && !g_ompt_observes; }
+
+#define NEXT(name, type) next(g_##name, #name)
+using ParallelFn = void (*)(Body, void*, unsigned, unsigned);
+using LoopFn = void (*)(Body, void*, unsigned, long, long, long, long, unsigned);
+using RuntimeLoopFn = void (*)(Body, void*, unsigned, long, long, long, unsigned);
+using SectionsFn = void (*)(Body, void*, unsigned, unsigned, unsigned);
+using ReductionsFn = unsigned (*)(Body, void*, unsigned, unsigned);
+using VoidFn = void (*)();
+using BoolFn = bool (*)();
+using NamedFn = void (*)(void**);
+using LockFn = void (*)(void*);
+using TestLockFn = int (*)(void*);
+using TaskFn = void (*)(Body, void*, void (*)(void*, void*), long, long, bool, unsigned, void**, int, void*);
+
+ParallelFn g_GOMP_parallel;
+LoopFn g_GOMP_parallel_loop_static, g_GOMP_parallel_loop_dynamic, g_GOMP_parallel_loop_guided,
+    g_GOMP_parallel_loop_nonmonotonic_dynamic, g_GOMP_parallel_loop_nonmonotonic_guided;
+RuntimeLoopFn g_GOMP_parallel_loop_runtime, g_GOMP_parallel_loop_nonmonotonic_runtime,
+    g_GOMP_parallel_loop_maybe_nonmonotonic_runtime;
+SectionsFn g_GOMP_parallel_sections;
+ReductionsFn g_GOMP_parallel_reductions;
+VoidFn g_GOMP_barrier, g_GOMP_loop_end, g_GOMP_sections_end, g_GOMP_critical_start, g_GOMP_critical_end,
+    g_GOMP_atomic_start, g_GOMP_atomic_end, g_GOMP_ordered_start, g_GOMP_ordered_end, g_GOMP_taskwait,
+    g_GOMP_taskgroup_end;
+BoolFn g_GOMP_barrier_cancel, g_GOMP_loop_end_cancel, g_GOMP_sections_end_cancel;
+NamedFn g_GOMP_critical_name_start, g_GOMP_critical_name_end;
+LockFn g_omp_set_lock, g_omp_unset_lock, g_omp_set_nest_lock, g_omp_unset_nest_lock, g_omp_set_lock_,
+    g_omp_unset_lock_, g_omp_set_nest_lock_, g_omp_unset_nest_lock_;
+TestLockFn g_omp_test_lock, g_omp_test_nest_lock, g_omp_test_lock_, g_omp_test_nest_lock_;
+TaskFn g_GOMP_task;
+
+// The unnamed critical section, and atomic regions done with a lock.
+char g_unnamed_critical, g_atomic;
+
+template <class Wait>
+auto team_barrier(Wait&& wait) {
+  if (!observing() || !tl_team) return wait();
+  const unsigned long round = tsmpi_hb_barrier_arrive(&tl_team->barrier, team_size());
+  auto rc = wait();
+  tsmpi_hb_barrier_leave(&tl_team->barrier, round);
+  tsmpi_hb_acquire(&tl_team->tasks);  // the team's tasks are complete at a barrier
+  return rc;
+}
+
+// A deferred task: what it needs to begin after its creator's present and to end before
+// whoever waits for it. libgomp copies the task's argument block; the box travels as that block.
+struct TaskBox {
+  Body fn;
+  void* data;
+  Team* team;
+  int ndeps;
+  void* deps[8];
+};
+
+void task_body(void* p) {
+  TaskBox* box = *static_cast<TaskBox**>(p);
+  Team* outer = tl_team;
+  if (box->team) tl_team = box->team;
+  tsmpi_hb_acquire(box);
+  tsmpi_hb_forget(box);
+  for (int i = 0; i < box->ndeps; ++i) tsmpi_hb_acquire(box->deps[i]);
+  box->fn(box->data);
+  for (int i = 0; i < box->ndeps; ++i) tsmpi_hb_release(box->deps[i]);
+  if (box->team) tsmpi_hb_release(&box->team->tasks);
+  tl_team = outer;
+  std::free(box->data);
+  delete box;
+}
+
+// The addresses of a depend clause (libgomp's two layouts), at most 8; false when there are more.
+bool depend_addresses(void** depend, TaskBox* box) {
+  std::uintptr_t n;
+  void** addr;
+  if (reinterpret_cast<std::uintptr_t>(depend[0]) != 0) {
+    n = reinterpret_cast<std::uintptr_t>(depend[0]);
+    addr = depend + 2;
+  } else {
+    n = reinterpret_cast<std::uintptr_t>(depend[1]);
+    addr = depend + 5;
+  }
+  if (n > 8) return false;
+  box->ndeps = static_cast<int>(n);
+  for (std::uintptr_t i = 0; i < n; ++i) box->deps[i] = addr[i];
+  return true;
+}
+
+constexpr unsigned kTaskFlagDepend = 1u << 3, kTaskFlagsUnderstood = 1u | 2u | 4u | (1u << 3) | (1u << 4) | (1u << 10);
+
+}  // namespace
+
+extern "C" {
+
+void GOMP_parallel(Body fn, void* data, unsigned n, unsigned flags) {
+  auto real = NEXT(GOMP_parallel, ParallelFn);
+  if (!observing()) return real(fn, data, n, flags);
+  in_region(fn, data, [&](Body b, void* d) { real(b, d, n, flags); });
+}
+
+#define TSMPI_PARALLEL_LOOP(name)                                                                         \
+  void name(Body fn, void* data, unsigned n, long start, long end, long incr, long chunk, unsigned flags) { \
+    auto real = next(g_##name, #name);                                                                     \
+    if (!observing()) return real(fn, data, n, start, end, incr, chunk, flags);                           \
+    in_region(fn, data, [&](Body b, void* d) { real(b, d, n, start, end, incr, chunk, flags); });          \
+  }
+TSMPI_PARALLEL_LOOP(GOMP_parallel_loop_static)
+TSMPI_PARALLEL_LOOP(GOMP_parallel_loop_dynamic)
+TSMPI_PARALLEL_LOOP(GOMP_parallel_loop_guided)
+TSMPI_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_dynamic)
+TSMPI_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided)
+
+#define TSMPI_PARALLEL_RUNTIME_LOOP(name)                                                         \
+  void name(Body fn, void* data, unsigned n, long start, long end, long incr, unsigned flags) {   \
+    auto real = next(g_##name, #name);                                                           \
+    if (!observing()) return real(fn, data, n, start, end, incr, flags);                        \
+    in_region(fn, data, [&](Body b, void* d) { real(b, d, n, start, end, incr, flags); });       \
+  }
+TSMPI_PARALLEL_RUNTIME_LOOP(GOMP_parallel_loop_runtime)
+TSMPI_PARALLEL_RUNTIME_LOOP(GOMP_parallel_loop_nonmonotonic_runtime)
+TSMPI_PARALLEL_RUNTIME_LOOP(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
+
+void GOMP_parallel_sections(Body fn, void* data, unsigned n, unsigned count, unsigned flags) {
+  auto real = NEXT(GOMP_parallel_sections, SectionsFn);
+  if (!observing()) return real(fn, data, n, count, flags);
+  in_region(fn, data, [&](Body b, void* d) { real(b, d, n, count, flags); });
+}
+
+unsigned GOMP_parallel_reductions(Body fn, void* data, unsigned n, unsigned flags) {
+  auto real = NEXT(GOMP_parallel_reductions, ReductionsFn);
+  if (!observing()) return real(fn, data, n, flags);
+  return in_region(fn, data, [&](Body b, void* d) { return real(b, d, n, flags); });
+}
+
+void GOMP_barrier(void) {
+  auto real = NEXT(GOMP_barrier, VoidFn);
+  team_barrier([&] { real(); return 0; });
+}
+bool GOMP_barrier_cancel(void) {
+  auto real = NEXT(GOMP_barrier_cancel, BoolFn);
+  return team_barrier([&] { return real(); });
+}
+void GOMP_loop_end(void) {
+  auto real = NEXT(GOMP_loop_end, VoidFn);
+  team_barrier([&] { real(); return 0; });
+}
+bool GOMP_loop_end_cancel(void) {
+  auto real = NEXT(GOMP_loop_end_cancel, BoolFn);
+  return team_barrier([&] { return real(); });
+}
+void GOMP_sections_end(void) {
+  auto real = NEXT(GOMP_sections_end, VoidFn);
+  team_barrier([&] { real(); return 0; });
+}
+bool GOMP_sections_end_cancel(void) {
+  auto real = NEXT(GOMP_sections_end_cancel, BoolFn);
+  return team_barrier([&] { return real(); });
+}
+
+// Lock-like constructs: acquire after entering, release before leaving.
+#define TSMPI_LOCK_PAIR(enter, leave, Fn, key_expr, ...)          \
+  void enter(__VA_ARGS__) {                                       \
+    next(g_##enter, #enter)(TSMPI_ARGS);                          \
+    if (observing()) tsmpi_hb_acquire(key_expr);                  \
+  }                                                               \
+  void leave(__VA_ARGS__) {                                       \
+    if (observing()) tsmpi_hb_release(key_expr);                  \
+    next(g_##leave, #leave)(TSMPI_ARGS);                          \
+  }
+#define TSMPI_ARGS
+TSMPI_LOCK_PAIR(GOMP_critical_start, GOMP_critical_end, VoidFn, &g_unnamed_critical, void)
+TSMPI_LOCK_PAIR(GOMP_atomic_start, GOMP_atomic_end, VoidFn, &g_atomic, void)
+TSMPI_LOCK_PAIR(GOMP_ordered_start, GOMP_ordered_end, VoidFn, tl_team ? &tl_team->ordered : &g_atomic, void)
+#undef TSMPI_ARGS
+#define TSMPI_ARGS p
+TSMPI_LOCK_PAIR(GOMP_critical_name_start, GOMP_critical_name_end, NamedFn, p, void** p)
+TSMPI_LOCK_PAIR(omp_set_lock, omp_unset_lock, LockFn, p, void* p)
+TSMPI_LOCK_PAIR(omp_set_nest_lock, omp_unset_nest_lock, LockFn, p, void* p)
+TSMPI_LOCK_PAIR(omp_set_lock_, omp_unset_lock_, LockFn, p, void* p)
+TSMPI_LOCK_PAIR(omp_set_nest_lock_, omp_unset_nest_lock_, LockFn, p, void* p)
+#undef TSMPI_ARGS
+
+#define TSMPI_TEST_LOCK(name)                        \
+  int name(void* p) {                                \
+    int got = next(g_##name, #name)(p);              \
+    if (got && observing()) tsmpi_hb_acquire(p);     \
+    return got;                                      \
+  }
+TSMPI_TEST_LOCK(omp_test_lock)
+TSMPI_TEST_LOCK(omp_test_nest_lock)
+TSMPI_TEST_LOCK(omp_test_lock_)
+TSMPI_TEST_LOCK(omp_test_nest_lock_)
+
+void GOMP_task(Body fn, void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align, bool if_clause,
+               unsigned flags, void** depend, int priority, void* detach) {
+  auto real = NEXT(GOMP_task, TaskFn);
+  // Task reductions, detached tasks and the like keep their own argument layout: not boxed,
+  // so such tasks are not ordered after their creator here (docs/checking.md).
+  if (!observing() || (flags & ~kTaskFlagsUnderstood) != 0)
+    return real(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+  auto* box = new TaskBox{fn, nullptr, tl_team, 0, {}};
+  if ((flags & kTaskFlagDepend) && depend && !depend_addresses(depend, box)) {
+    delete box;
+    return real(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+  }
+  // The argument block as libgomp would copy it, now: firstprivate values are taken at creation.
+  const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : alignof(std::max_align_t);
+  const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 1;
+  box->data = std::aligned_alloc(align < sizeof(void*) ? sizeof(void*) : align,
+                                 (size + align - 1) / align * align);
+  if (cpyfn)
+    cpyfn(box->data, data);
+  else if (arg_size > 0)
+    std::memcpy(box->data, data, static_cast<std::size_t>(arg_size));
+  tsmpi_hb_release(box);
+  real(task_body, &box, nullptr, sizeof box, alignof(TaskBox*), if_clause, flags, depend, priority, detach);
+}
+
+void GOMP_taskwait(void) {
+  NEXT(GOMP_taskwait, VoidFn)();
+  if (observing() && tl_team) tsmpi_hb_acquire(&tl_team->tasks);
+}
+
+void GOMP_taskgroup_end(void) {
+  NEXT(GOMP_taskgroup_end, VoidFn)();
+  if (observing() && tl_team) tsmpi_hb_acquire(&tl_team->tasks);
+}
+
+}  // extern "C"

@@ -1,0 +1,40 @@
+// libtsmpi_sync.so: the program's thread synchronization, observed for checking mode's
+// happens-before (src/checks/happens_before/clock.h). A library of its own, which tsmpirun
+// preloads only under TSMPI_CHECK, so that a program's mutexes cost nothing extra otherwise.
+#pragma once
+#include <dlfcn.h>
+
+#include "checks/happens_before/clock.h"
+
+namespace tsmpi::sync {
+
+// TSMPI_CHECK is warn or abort (read at load): the observer does anything at all.
+extern bool g_active;
+
+// Whether `caller` (a return address) is code of libtsmpi: its own locks are not the program's.
+// (Not this library's: a program function its wrappers call, a parallel region's body, may end
+// with a tail call to pthread_mutex_unlock, which then returns into the wrapper.) A thread's registry entry, for one, is locked at its first MPI call
+// and at its end, outside any MPI call: counted, every thread that ends would be ordered
+// before every thread that calls MPI for the first time after.
+bool from_tsmpi(const void* caller);
+
+// The program's own synchronization, now: the observer is active, the calling thread is not
+// inside an MPI call, and the caller is not tsmpi.
+#define TSMPI_SYNC_COUNTS() \
+  (::tsmpi::sync::g_active && tsmpi_hb_counts() && !::tsmpi::sync::from_tsmpi(__builtin_return_address(0)))
+inline bool counts() { return g_active && tsmpi_hb_counts(); }
+
+// The next definition of `name` (libtsan's interceptor when the program is built with
+// -fsanitize=thread, else libc's, libgomp's ...), `fallback` while dlsym itself is running.
+void* next_symbol(const char* name, const char* version, void* fallback);
+
+template <class F>
+F next(F& cache, const char* name, const char* version = nullptr, F fallback = nullptr) {
+  F f = __atomic_load_n(&cache, __ATOMIC_ACQUIRE);
+  if (f) return f;
+  f = reinterpret_cast<F>(next_symbol(name, version, reinterpret_cast<void*>(fallback)));
+  if (f != fallback || !fallback) __atomic_store_n(&cache, f, __ATOMIC_RELEASE);
+  return f;
+}
+
+}  // namespace tsmpi::sync

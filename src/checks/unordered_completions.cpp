@@ -1,0 +1,58 @@
+#include "checks/happens_before/history.h"
+#include "checks/happens_before/unordered_report.h"
+#include "checks/unordered.h"
+#include "diagnostics/report.h"
+#include "runtime/concurrent_maps.h"
+
+namespace tsmpi::checks::unordered {
+namespace {
+
+// Request variable (the address of the application's MPI_Request) -> each thread's latest wait,
+// test or free of it. The variable, not only the value: a second thread that waits on a shared
+// request after the first completed it finds MPI_REQUEST_NULL there, and the program is just as
+// wrong as when the two waits overlap.
+ConcurrentHashMap<std::uintptr_t, hb::History>& g_completers = *new ConcurrentHashMap<std::uintptr_t, hb::History>;  // never destroyed
+
+template <class F>
+void for_each_request_variable(const CallArgs& args, bool outputs, F&& f) {
+  for (int i = 0; i < args.handle_count; ++i) {
+    const HandleArg& h = args.handles[i];
+    if (h.kind != Kind::Request || !h.where) continue;
+    const bool out = h.use == Use::Out || h.use == Use::ArrayOut;
+    if (out != outputs && !(h.use == Use::InOut || h.use == Use::ArrayInOut)) continue;
+    if (h.use == Use::In) continue;  // a copy (MPI_Request_get_status): no variable
+    const int n = h.count < 0 ? 0 : h.count;
+    for (int k = 0; k < n; ++k) f(static_cast<MPI_Request*>(h.where) + k);
+  }
+}
+
+}  // namespace
+
+void completion(fn::Id id, const CallArgs& args) {
+  for_each_request_variable(args, false, [&](MPI_Request* variable) {
+    std::remove_reference_t<decltype(g_completers)>::accessor a;
+    if (*variable == MPI_REQUEST_NULL && !g_completers.find(a, reinterpret_cast<std::uintptr_t>(variable))) return;
+    if (a.empty()) g_completers.insert(a, reinterpret_cast<std::uintptr_t>(variable));
+    const hb::Event me = a->second.record(id);
+    std::vector<hb::Event> others;
+    a->second.unordered([&](const hb::Event& e) { others.push_back(e); });
+    a.release();
+    for (const hb::Event& e : others)
+      hb::report_unordered(*variable == MPI_REQUEST_NULL
+                               ? "request variable " + diag::hex(reinterpret_cast<std::uintptr_t>(variable)) +
+                                     " (completed before: MPI_REQUEST_NULL now)"
+                               : "request " + diag::hex(handle_bits(*variable)) + " (variable " +
+                                     diag::hex(reinterpret_cast<std::uintptr_t>(variable)) + ")",
+                           "a request is completed, tested or freed by one thread at a time, in an order the "
+                           "program sets (MPI-4.0 §11.6.2)",
+                           e, me);
+  });
+}
+
+void requests_issued(const CallArgs& args) {
+  for_each_request_variable(args, true, [&](MPI_Request* variable) {
+    g_completers.erase(reinterpret_cast<std::uintptr_t>(variable));
+  });
+}
+
+}  // namespace tsmpi::checks::unordered
