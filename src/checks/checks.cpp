@@ -1,5 +1,7 @@
 #include "checks/checks.h"
 
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <string_view>
 
@@ -38,6 +40,10 @@ void init(bool ordering) {
   if (g_on) start_marks();
   if (g_on) tsan::init();
   hb::g_on = g_on && ordering && hb::observed();
+  // The observer takes the MPI's libraries loaded by now (its components, transports) as not
+  // the program's (src/checks/sync_observer/observer.h).
+  if (hb::g_on)
+    if (auto loaded = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "tsmpi_sync_libraries_loaded"))) loaded();
   unordered::g_probes = hb::g_on;
   if (g_on && ordering && !hb::observed())
     std::fprintf(stderr,

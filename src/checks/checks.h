@@ -66,7 +66,10 @@ int guarded(fn::Id id, const Objects& objects, const CallArgs& args, Body&& body
     if (ordering) unordered::requests_issued(args);
   }
   if (ordering && r.frees_object && rc == MPI_SUCCESS) unordered::collective_freed(objects.in);
-  if (ordering) freeing.done(rc);
+  if (ordering) {
+    freeing.done(rc);
+    if (rc == MPI_SUCCESS && lifetime::g_rules[id].creates) unordered::created(args);
+  }
   buffers.done(rc);
   waiters.done(rc, r.frees_request);
   return rc;

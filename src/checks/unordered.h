@@ -35,6 +35,9 @@ void requests_issued(const CallArgs& args);
 
 // A call using the objects of `args` (every kind but requests and messages), before it runs.
 void uses(fn::Id id, const CallArgs& args);
+// A call that returned new objects in `args`: a handle value the MPI reused names a new object,
+// whose uses start now.
+void created(const CallArgs& args);
 // A call freeing an object of `args`: made before the call, checked when it succeeded (the
 // other threads' uses must happen before it).
 class Free {

@@ -88,6 +88,24 @@ void uses(fn::Id id, const CallArgs& args) {
 // their own to one handle, which tells nothing about the object's end.
 bool unique_references(Kind k) { return k != Kind::Group && k != Kind::Errhandler; }
 
+void created(const CallArgs& args) {
+  for (int i = 0; i < args.handle_count; ++i) {
+    const HandleArg& h = args.handles[i];
+    if (!followed(h.kind) || !h.where || (h.use != Use::Out && h.use != Use::ArrayOut)) continue;
+    const int n = h.use == Use::Out ? 1 : (h.count < 0 ? 0 : h.count);
+    for (int k = 0; k < n; ++k) {
+      const std::uintptr_t bits = read_handle(h.kind, h.where, k);
+      if (bits == null_handle(h.kind)) continue;
+      const std::uint64_t key = key_of(h.kind, bits);
+      std::lock_guard<std::mutex> g(g_all_lock);
+      for (auto& u : g_all) {
+        tbb::spin_mutex::scoped_lock ul(u->lock);
+        u->last.erase(key);
+      }
+    }
+  }
+}
+
 Free::Free(fn::Id id, const CallArgs& args) {
   for (int i = 0; i < args.handle_count; ++i) {
     const HandleArg& h = args.handles[i];

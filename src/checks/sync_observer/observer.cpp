@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <atomic>
+#include <cstring>
 #include <utility>
+#include <vector>
 #include <cstdlib>
 #include <cstring>
 
@@ -35,32 +38,55 @@ namespace {
 struct Range {
   std::uintptr_t lo = ~std::uintptr_t{0}, hi = 0;
 };
-// The address range of the object holding `address`.
-int range_of(dl_phdr_info* info, std::size_t, void* data) {
-  auto* want = static_cast<std::pair<std::uintptr_t, Range>*>(data);
-  Range r;
+
+// Libraries whose calls to pthread functions are not the program's synchronization: tsmpi's
+// own, the MPI's and its transports' (UCX calls pthread_rwlock_unlock from its malloc hooks,
+// inside malloc: observed, the engine would allocate under malloc's own lock), and the
+// runtime's below them. Prefixes of the file name.
+constexpr const char* kNotTheProgram[] = {
+    "libtsmpi.so", "libmpi", "libopen-", "libmca_", "mca_", "libucm", "libucs", "libuct", "libucp",
+    "libfabric", "libpmix", "libpmi", "libhwloc", "libevent", "libpsm", "libibverbs", "librdmacm",
+    "libnl-", "libxpmem", "libknem", "libunwind", "libtbb", "libgcc_s", "libc.so", "ld-linux",
+    "libcuda", "libnuma", "libudev", "libz.so", "libyaml"};
+
+bool not_the_program(const char* path) {
+  if (!path || !*path) return false;  // the program itself
+  const char* base = std::strrchr(path, '/');
+  base = base ? base + 1 : path;
+  for (const char* prefix : kNotTheProgram)
+    if (std::strncmp(base, prefix, std::strlen(prefix)) == 0) return true;
+  return false;
+}
+
+int add_ranges(dl_phdr_info* info, std::size_t, void* data) {
+  if (!not_the_program(info->dlpi_name)) return 0;
+  auto* out = static_cast<std::vector<Range>*>(data);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const auto& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    r.lo = std::min<std::uintptr_t>(r.lo, info->dlpi_addr + ph.p_vaddr);
-    r.hi = std::max<std::uintptr_t>(r.hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+    out->push_back({info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz});
   }
-  if (want->first < r.lo || want->first >= r.hi) return 0;
-  want->second = r;
-  return 1;
+  return 0;
 }
-Range range_of(const void* address) {
-  std::pair<std::uintptr_t, Range> want{reinterpret_cast<std::uintptr_t>(address), {}};
-  dl_iterate_phdr(range_of, &want);
-  return want.second;
-}
-Range g_tsmpi;  // set at load, before any thread but the first runs
+
+// Replaced whole (never freed: a reader may still hold the old one) when libraries were loaded.
+std::atomic<const std::vector<Range>*> g_excluded{nullptr};
 
 }  // namespace
 
+void refresh_excluded() {
+  auto* ranges = new std::vector<Range>;
+  dl_iterate_phdr(add_ranges, ranges);
+  g_excluded.store(ranges, std::memory_order_release);
+}
+
 bool from_tsmpi(const void* caller) {
   const auto pc = reinterpret_cast<std::uintptr_t>(caller);
-  return pc >= g_tsmpi.lo && pc < g_tsmpi.hi;
+  const std::vector<Range>* ranges = g_excluded.load(std::memory_order_acquire);
+  if (!ranges) return false;
+  for (const Range& r : *ranges)
+    if (pc >= r.lo && pc < r.hi) return true;
+  return false;
 }
 
 namespace {
@@ -78,7 +104,7 @@ bool builtin_tsan() {
 }
 
 [[gnu::constructor]] void start() {
-  g_tsmpi = range_of(reinterpret_cast<const void*>(&tsmpi_hb_counts));
+  refresh_excluded();
   const char* check = std::getenv("TSMPI_CHECK");
   const char* order = std::getenv("TSMPI_CHECK_ORDER");
   g_active = check && (!std::strcmp(check, "warn") || !std::strcmp(check, "abort")) &&
@@ -88,3 +114,8 @@ bool builtin_tsan() {
 }  // namespace
 
 }  // namespace tsmpi::sync
+
+// libtsmpi calls this at the end of MPI_Init: the MPI's components and transports are loaded now.
+extern "C" __attribute__((visibility("default"))) void tsmpi_sync_libraries_loaded(void) {
+  tsmpi::sync::refresh_excluded();
+}

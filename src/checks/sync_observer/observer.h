@@ -11,12 +11,16 @@ namespace tsmpi::sync {
 // TSMPI_CHECK is warn or abort (read at load): the observer does anything at all.
 extern bool g_active;
 
-// Whether `caller` (a return address) is code of libtsmpi: its own locks are not the program's.
-// (Not this library's: a program function its wrappers call, a parallel region's body, may end
-// with a tail call to pthread_mutex_unlock, which then returns into the wrapper.) A thread's registry entry, for one, is locked at its first MPI call
+// Whether `caller` (a return address) is code of libtsmpi, the MPI's libraries or the C
+// runtime: their locks are not the program's. (Not this library's: a program function its
+// wrappers call, a parallel region's body, may end with a tail call to pthread_mutex_unlock,
+// which then returns into the wrapper.) A thread's registry entry, for one, is locked at its first MPI call
 // and at its end, outside any MPI call: counted, every thread that ends would be ordered
 // before every thread that calls MPI for the first time after.
 bool from_tsmpi(const void* caller);
+// Takes the address ranges of those libraries again (at load, and at the end of MPI_Init, when
+// the MPI has loaded its components).
+void refresh_excluded();
 
 // The program's own synchronization, now: the observer is active, the calling thread is not
 // inside an MPI call, and the caller is not tsmpi.
