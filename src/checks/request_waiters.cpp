@@ -1,6 +1,7 @@
 #include "checks/request_waiters.h"
 
 #include "checks/happens_before/clock.h"
+#include "checks/request_slots.h"
 
 #include "runtime/concurrent_maps.h"
 
@@ -36,15 +37,6 @@ bool shared_request(std::uintptr_t r) {
   return false;
 }
 
-// Calls f(slot value) for each request slot of the call's request arguments.
-template <class F>
-void for_each_request(const CallArgs& args, F&& f) {
-  for (int i = 0; i < args.handle_count; ++i) {
-    const HandleArg& h = args.handles[i];
-    if (h.kind != Kind::Request || h.use == Use::Out || h.use == Use::ArrayOut || h.count < 0) continue;
-    for (int j = 0; j < h.count; ++j) f(h, j);
-  }
-}
 
 }  // namespace
 

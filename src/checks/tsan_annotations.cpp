@@ -1,5 +1,7 @@
 #include "checks/tsan_annotations.h"
 
+#include "checks/request_slots.h"
+
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -457,15 +459,6 @@ std::uintptr_t new_request(const CallArgs& args) {
   return null_handle(Kind::Request);
 }
 
-// Calls f(handle, index) for each request slot the call reads (completes, frees, starts).
-template <class F>
-void for_each_request(const CallArgs& args, F&& f) {
-  for (int i = 0; i < args.handle_count; ++i) {
-    const HandleArg& h = args.handles[i];
-    if (h.kind != Kind::Request || h.use == Use::Out || h.use == Use::ArrayOut || h.count < 0) continue;
-    for (int j = 0; j < h.count; ++j) f(h, j);
-  }
-}
 
 // A nonblocking operation: a fiber of its own, started from this thread now, reads and writes
 // its buffers with the call's stack and releases its `done` token.

@@ -24,6 +24,7 @@ void collective(fn::Id id, const HandleRef& object, bool frees) {
   std::vector<hb::Event> others;
   a->second.unordered([&](const hb::Event& e) { others.push_back(e); });
   a.release();
+  if (others.empty()) return;
   const std::string object_name = std::string(kind_name(object.kind)) + " " + diag::hex(object.bits);
   for (const hb::Event& e : others)
     hb::report_unordered(object_name,

@@ -1,5 +1,6 @@
 #include "checks/happens_before/history.h"
 #include "checks/happens_before/unordered_report.h"
+#include "checks/request_slots.h"
 #include "checks/unordered.h"
 #include "diagnostics/report.h"
 #include "runtime/concurrent_maps.h"
@@ -13,23 +14,12 @@ namespace {
 // wrong as when the two waits overlap.
 ConcurrentHashMap<std::uintptr_t, hb::History>& g_completers = *new ConcurrentHashMap<std::uintptr_t, hb::History>;  // never destroyed
 
-template <class F>
-void for_each_request_variable(const CallArgs& args, bool outputs, F&& f) {
-  for (int i = 0; i < args.handle_count; ++i) {
-    const HandleArg& h = args.handles[i];
-    if (h.kind != Kind::Request || !h.where) continue;
-    const bool out = h.use == Use::Out || h.use == Use::ArrayOut;
-    if (out != outputs && !(h.use == Use::InOut || h.use == Use::ArrayInOut)) continue;
-    if (h.use == Use::In) continue;  // a copy (MPI_Request_get_status): no variable
-    const int n = h.count < 0 ? 0 : h.count;
-    for (int k = 0; k < n; ++k) f(static_cast<MPI_Request*>(h.where) + k);
-  }
-}
-
 }  // namespace
 
 void completion(fn::Id id, const CallArgs& args) {
-  for_each_request_variable(args, false, [&](MPI_Request* variable) {
+  for_each_request(args, [&](const HandleArg& h, int j) {
+    if (h.use == Use::In || !h.where) return;  // a copy (MPI_Request_get_status): no variable
+    MPI_Request* variable = static_cast<MPI_Request*>(h.where) + j;
     std::remove_reference_t<decltype(g_completers)>::accessor a;
     if (*variable == MPI_REQUEST_NULL && !g_completers.find(a, reinterpret_cast<std::uintptr_t>(variable))) return;
     if (a.empty()) g_completers.insert(a, reinterpret_cast<std::uintptr_t>(variable));
@@ -50,9 +40,12 @@ void completion(fn::Id id, const CallArgs& args) {
 }
 
 void requests_issued(const CallArgs& args) {
-  for_each_request_variable(args, true, [&](MPI_Request* variable) {
-    g_completers.erase(reinterpret_cast<std::uintptr_t>(variable));
-  });
+  for (int i = 0; i < args.handle_count; ++i) {
+    const HandleArg& h = args.handles[i];
+    if (h.kind != Kind::Request || !h.where || (h.use != Use::Out && h.use != Use::ArrayOut)) continue;
+    for (int k = 0; k < (h.use == Use::Out ? 1 : h.count); ++k)
+      g_completers.erase(reinterpret_cast<std::uintptr_t>(static_cast<MPI_Request*>(h.where) + k));
+  }
 }
 
 }  // namespace tsmpi::checks::unordered

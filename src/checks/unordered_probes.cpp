@@ -136,6 +136,17 @@ void remember(CommOps& c, ThreadOps& t, const Envelope& pattern, const hb::Event
   if (t.nrecent < static_cast<int>(t.recent.size())) ++t.nrecent;
 }
 
+// The calling thread's probe or receive `fn` now. Its stack is taken only when the thread's
+// epoch or the call changed since its last one: events between two of its releases are the
+// same event to the other threads (happens_before/history.h), and a backtrace per receive was
+// most of checking mode's cost per message.
+hb::Event op_here(int fn) {
+  thread_local hb::Event last;
+  const hb::Epoch now = hb::now();
+  if (last.mark.fn != fn || last.at.slot != now.slot || last.at.value != now.value) last = hb::event_here(fn);
+  return last;
+}
+
 std::string name_of(MPI_Comm comm) { return "communicator " + diag::hex(handle_bits(comm)); }
 
 }  // namespace
@@ -144,7 +155,7 @@ void probed(int fn, MPI_Comm comm, int source, int tag, const MPI_Status* status
   if (source == MPI_PROC_NULL) return;
   Envelope message{source, tag};
   if (status != MPI_STATUS_IGNORE) message = {status->MPI_SOURCE, status->MPI_TAG};
-  const hb::Event me = hb::event_here(fn);
+  const hb::Event me = op_here(fn);
   std::vector<Finding> found;
   CommOps& c = comm_ops(comm);
   {
@@ -164,7 +175,7 @@ void probed(int fn, MPI_Comm comm, int source, int tag, const MPI_Status* status
 void receiving(int fn, MPI_Comm comm, int source, int tag) {
   if (source == MPI_PROC_NULL) return;
   const Envelope pattern{source, tag};
-  const hb::Event me = hb::event_here(fn);
+  const hb::Event me = op_here(fn);
   std::vector<Finding> found;
   std::vector<hb::Event> between;  // other threads' operations not ordered before this thread's probe
   std::string pair;
