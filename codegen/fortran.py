@@ -12,6 +12,12 @@ takes one of these paths, decided from the libraries' call graph (fortran_reach.
   none        nothing to protect: table category None, or a Fortran-only routine listed in
               fortran_only.table (MPI_SIZEOF, predefined callbacks, ...).
 Anything else fails the build, naming the routine.
+
+A redirected routine whose function takes a request variable and whose machine code converts
+requests (MPI_Request_f2c/c2f: Open MPI, where C handles are pointers) hands the C function a
+copy of the program's INTEGER request; it also gets an entry point of its own name that only
+tells checking mode where the program's variable is (src/fortran/request_variables.h) and calls
+the MPI's routine.
 """
 import fnmatch
 import os
@@ -23,6 +29,8 @@ PROFILING = re.compile(r"(?i)^pmpi")
 SUBSTITUTING = {"kStartWait", "kAdmittedStartWait", "kPoll", "kPollSome", "kCreationInFlight",
                 "kAdmittedGroup", "kAdmittedBridge", "kHandler", "kRuntime"}
 SCALAR_TYPES = {"int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint"}
+# A binding that calls one of these converts between the program's INTEGER request and a C copy.
+REQUEST_CONVERSIONS = {"PMPI_Request_f2c", "MPI_Request_f2c", "PMPI_Request_c2f", "MPI_Request_c2f"}
 
 
 def read_fortran_only(path, problems):
@@ -70,8 +78,9 @@ def fortran_only(name, patterns):
 
 
 def classify(routines, owner, table, functions, protos, strategies, patterns, problems, mpi, g):
-    """-> list of (routine, binding, function or None, path, library) for every exported,
-    non-profiling routine; problems for those with no path."""
+    """-> list of (routine, binding, function or None, path, library, request variable) for every
+    exported, non-profiling routine (request variable: the parameter index of the request
+    variable the binding copies, or None); problems for those with no path."""
     exported = set(functions)
     table_lower = {f.lower(): f for f in table}
     out = []
@@ -83,7 +92,7 @@ def classify(routines, owner, table, functions, protos, strategies, patterns, pr
         lib = owner[name]
         if fn is None:
             if fortran_only(name, patterns):
-                out.append((name, binding, None, "none", lib))
+                out.append((name, binding, None, "none", lib, None))
             else:
                 problems.add(f"{mpi}'s {os.path.basename(lib)} exports the Fortran routine {name}, which has no "
                              f"row in mpi_functions.table and no entry in fortran_only.table")
@@ -105,8 +114,30 @@ def classify(routines, owner, table, functions, protos, strategies, patterns, pr
                              f"cannot get an entry point: {why}")
                 continue
             path = "entry"
-        out.append((name, binding, fn, path, lib))
+        copied = None
+        if path == "redirected" and reached & REQUEST_CONVERSIONS:
+            copied = copied_request(table[fn], protos["P" + fn][1], g)
+            if isinstance(copied, str):
+                problems.add(f"{mpi}'s Fortran routine {name} copies the request variable of {fn}, which tsmpi "
+                             f"cannot follow: {copied}")
+                continue
+        out.append((name, binding, fn, path, lib, copied))
     return out
+
+
+def copied_request(row, params, g):
+    """The parameter index of the function's request variable (a request it writes, or reads and
+    writes: Request*, Request&, Request[]&, Request[]*), None if it has none; a string saying why
+    an entry point cannot forward the routine's arguments."""
+    positions = [i for i, (t, _) in enumerate(params) if g.HANDLE_TYPE.match(g.norm_type(t))]
+    found = [pos for h, pos in zip(row["handles_list"], positions) if h.startswith("Request") and h != "Request"]
+    if not found:
+        return None
+    if len(found) > 1:
+        return "more than one request variable"
+    if any("char" in g.norm_type(t) for t, _ in params):
+        return "a character argument (hidden length)"
+    return found[0]
 
 
 def has_work(row):
@@ -134,10 +165,11 @@ def unforwardable(row, params, strategy, norm_type):
 def emit_entries(classified, table, protos, strategies, g):
     """Generated entry points for the routines on the `entry` path: one hooked body per
     function, shared by its manglings."""
-    out = [g.HEADER, '#include "fortran/entry_point.h"\n#include "wrappers/wrapper_prelude.h"\n\n']
+    out = [g.HEADER, '#include "fortran/entry_point.h"\n#include "fortran/request_variables.h"\n'
+           '#include "wrappers/wrapper_prelude.h"\n\n']
     entries = [c for c in classified if c[3] == "entry"]
     done = set()
-    for name, binding, fn, path, lib in entries:
+    for name, binding, fn, path, lib, _ in entries:
         params = protos["P" + fn][1]
         row = table[fn]
         nf = len(params)
@@ -188,6 +220,21 @@ def emit_entries(classified, table, protos, strategies, g):
             f"  auto original = reinterpret_cast<{sig}>(slot.get());\n"
             f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{fn}))) return original({fargs}, ierr);\n"
             f"  fortran_{fn}(original, {fargs}, ierr);\n}}\n\n")
+    for name, binding, fn, path, lib, copied in classified:
+        if copied is None:
+            continue
+        nf = len(protos["P" + fn][1])
+        fparams = ", ".join(f"void* f{i}" for i in range(nf))
+        fargs = ", ".join(f"f{i}" for i in range(nf))
+        sig = f"void (*)({', '.join(['void*'] * nf + ['MPI_Fint*'])})"
+        out.append(
+            f"// {name}: the MPI's binding calls {fn} on a copy of the program's request variable f{copied}.\n"
+            f"extern \"C\" TSMPI_EXPORT void {name}({fparams}, MPI_Fint* ierr) {{\n"
+            f"  static tsmpi::fortran::Original slot{{{g.cxx_string(g.sonames[lib])}, {g.cxx_string(name)}}};\n"
+            f"  auto original = reinterpret_cast<{sig}>(slot.get());\n"
+            f"  if (TSMPI_LIKELY(!tsmpi::fortran::g_follow_request_variables)) return original({fargs}, ierr);\n"
+            f"  const tsmpi::fortran::RequestVariableScope scope(tsmpi::fn::{fn}, f{copied});\n"
+            f"  original({fargs}, ierr);\n}}\n\n")
     return "".join(out)
 
 
@@ -225,9 +272,9 @@ def emit_routines(classified, g):
     """How every exported routine reaches tsmpi (tsmpi-info, TSMPI_VERBOSE=2)."""
     out = [g.HEADER, '#include "fortran/redirect.h"\n\nnamespace tsmpi::fortran {\n\nconst Routine kRoutines[] = {\n']
     if not classified:
-        out.append("    {\"-\", \"-\", Binding::kMpifh, Path::kNone},\n")
-    for name, binding, fn, path, lib in classified:
+        out.append("    {\"-\", \"-\", Binding::kMpifh, Path::kNone, false},\n")
+    for name, binding, fn, path, lib, copied in classified:
         out.append(f"    {{\"{name}\", {g.cxx_string(fn or '-')}, Binding::k{binding.capitalize()}, "
-                   f"Path::k{path.capitalize()}}},\n")
+                   f"Path::k{path.capitalize()}, {'true' if copied is not None else 'false'}}},\n")
     out.append(f"}};\nconst std::size_t kRoutineCount = {len(classified)};\n\n}}  // namespace tsmpi::fortran\n")
     return "".join(out)

@@ -7,6 +7,7 @@
 
 #include "checks/happens_before/clock.h"
 #include "checks/mark.h"
+#include "fortran/request_variables.h"
 #include "runtime/function_table.h"
 
 namespace tsmpi::checks {
@@ -45,6 +46,7 @@ void init(bool ordering) {
   if (hb::g_on)
     if (auto loaded = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "tsmpi_sync_libraries_loaded"))) loaded();
   unordered::g_probes = hb::g_on;
+  fortran::g_follow_request_variables = hb::g_on;
   if (g_on && ordering && !hb::observed())
     std::fprintf(stderr,
                  "tsmpi: TSMPI_CHECK without libtsmpi_sync.so preloaded (tsmpirun preloads it; it stays off in "

@@ -63,7 +63,7 @@ int guarded(fn::Id id, const Objects& objects, const CallArgs& args, Body&& body
   annotations.done(rc);
   if (r.creates_request && rc == MPI_SUCCESS) {
     note_issued(args);
-    if (ordering) unordered::requests_issued(args);
+    if (ordering) unordered::requests_issued(id, args);
   }
   if (ordering && r.frees_object && rc == MPI_SUCCESS) unordered::collective_freed(objects.in);
   if (ordering) {

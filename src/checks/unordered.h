@@ -31,7 +31,7 @@ void collective_freed(const HandleRef& object);
 // A wait, test or MPI_Request_free on the request handles of `args`, before it runs.
 void completion(fn::Id id, const CallArgs& args);
 // A call that returned new requests in `args`' request variables: their histories restart.
-void requests_issued(const CallArgs& args);
+void requests_issued(fn::Id id, const CallArgs& args);
 
 // A call using the objects of `args` (every kind but requests and messages), before it runs.
 void uses(fn::Id id, const CallArgs& args);

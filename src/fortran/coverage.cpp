@@ -22,15 +22,17 @@ const char* path_name(Path p) {
 std::string coverage_line() {
   std::string text;
   for (Binding b : {Binding::kMpifh, Binding::kF08}) {
-    int total = 0, per_path[4] = {};
+    int total = 0, per_path[4] = {}, copies = 0;
     for (std::size_t i = 0; i < kRoutineCount; ++i) {
       if (kRoutines[i].binding != b) continue;
       ++total;
       ++per_path[static_cast<int>(kRoutines[i].path)];
+      copies += kRoutines[i].request_copy;
     }
     if (!text.empty()) text += "; ";
     text += std::string(binding_name(b)) + ": " + std::to_string(total) + " routines, " +
-            std::to_string(per_path[static_cast<int>(Path::kRedirected)]) + " redirected, " +
+            std::to_string(per_path[static_cast<int>(Path::kRedirected)]) + " redirected" +
+            (copies ? " (" + std::to_string(copies) + " with their request variable followed)" : std::string()) + ", " +
             std::to_string(per_path[static_cast<int>(Path::kC)]) + " through C, " +
             std::to_string(per_path[static_cast<int>(Path::kEntry)]) + " entry points, " +
             std::to_string(per_path[static_cast<int>(Path::kNone)]) + " nothing to protect";
@@ -43,7 +45,7 @@ void print_routines(std::FILE* out) {
   for (std::size_t i = 0; i < kRoutineCount; ++i) {
     const Routine& r = kRoutines[i];
     std::fprintf(out, "%-40s %-17s %-32s %s\n", r.name, r.binding == Binding::kF08 ? "mpi_f08" : "mpif.h/use_mpi",
-                 r.function, path_name(r.path));
+                 r.function, r.request_copy ? "redirected, request variable followed" : path_name(r.path));
   }
 }
 

@@ -25,6 +25,9 @@ struct Routine {
   const char* function;  // the table's function, or "-" for a Fortran-only routine
   Binding binding;
   Path path;
+  bool request_copy;     // hands the C function a copy of the program's request variable:
+                         // tsmpi's entry point of the same name names the variable for checking
+                         // mode (fortran/request_variables.h)
 };
 extern const Routine kRoutines[];
 extern const std::size_t kRoutineCount;
