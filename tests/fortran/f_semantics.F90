@@ -855,15 +855,16 @@ contains
                src2s(ST_SOURCE(st)) // ' tag=' // tag2s(ST_TAG(st)) // ' null=' // &
                l2s(HANDLE_EQ(req, MPI_REQUEST_NULL)))
       call expect(x(1) == 300 .and. ST_SOURCE(st) == 0 .and. ST_TAG(st) == 30, 'test after send', 'status')
-      ! MPI_Test of the null request: true, with an empty status.
+      ! MPI_Test of the null request: true, with an empty status. Its MPI_ERROR field is not
+      ! printed: a single completion leaves it alone (MPI-4.0 §3.2.5), but Open MPI's binding
+      ! copies it from an uninitialized C status, so it is whatever its stack held.
       ST_SOURCE(st) = -55
       ST_TAG(st) = -55
       ST_ERROR(st) = -55
       call MPI_Test(req, flag, st, ierr)
       call MPI_Get_count(st, MPI_INTEGER, r, ierr)
       call say('test null request', 'flag=' // l2s(flag) // ' source=' // src2s(ST_SOURCE(st)) // &
-               ' tag=' // tag2s(ST_TAG(st)) // ' error_success=' // l2s(ST_ERROR(st) == MPI_SUCCESS) // &
-               ' count=' // i2s(r))
+               ' tag=' // tag2s(ST_TAG(st)) // ' count=' // i2s(r))
       call expect(flag .and. ST_SOURCE(st) == MPI_ANY_SOURCE .and. ST_TAG(st) == MPI_ANY_TAG .and. r == 0, &
                   'test null request', 'empty status')
       flag2 = .false.
