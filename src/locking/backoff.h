@@ -4,6 +4,12 @@
 // for kYieldNs before the first sleep: a sleep lasts at least the kernel's timer slack (50 us),
 // which would double the latency of a 64 KiB message (bench/overhead.c in serialize mode),
 // while sched_yield hands the core to any thread that can use it.
+// Sleeps stop doubling at 1 ms. With a 200 us bound, the waiters of the lock2d and helper probe
+// policies (each wake-up an MPI_Iprobe, so a pass through the MPI's progress engine, which
+// itself yields when oversubscribed) woke 5000 times a second each; in a job that is a session
+// of its own (setsid, as batch systems start jobs) Linux 6.x's scheduler then left other
+// processes runnable but unscheduled for 2-40 s at a time, mpiexec's own among them (a job
+// ending 30 s after MPI_Abort: tests/mpi/faults.c). At 1 ms, no such stall in 40 runs.
 #pragma once
 #include <sched.h>
 #include <time.h>
@@ -21,7 +27,7 @@ class Backoff {
   static constexpr unsigned kMaxPausesPerSpin = 4;
   static constexpr std::int64_t kYieldNs = 100'000;
   static constexpr long kFirstSleepNs = 2'000;
-  static constexpr long kMaxSleepNs = 200'000;
+  static constexpr long kMaxSleepNs = 1'000'000;
 
   void pause() {
     if (round_ < kSpins) {
