@@ -49,11 +49,17 @@
                following `omp single nowait`
      taskwait  in an `omp single`: a task makes the first call, `omp taskwait`, a task the second
      depend    two tasks, depend(out) and depend(in) on one variable
+     taskloop  in an `omp single`: the first call, then a taskloop of 2 tasks that wait for each
+               other (so that the other thread runs one), whose task on the other thread makes
+               the second call (a taskloop's tasks begin after their creator's present)
+     taskloop_end  the same, but the other thread's task makes the first call and the single's
+               thread the second after the taskloop (its implicit taskgroup ends it)
      tag       (probe) each thread probes and receives its own tag
      self      (probe_handover) thread 0 receives what it probed before it hands over; thread 1
                then probes and receives the second message
    Prints "check_unordered: rank R: MODE[ twin KIND] done" and "check_unordered: rank R: ok". */
 #include <omp.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,13 +71,14 @@
 #define MANY 8
 #define TAG 7
 
-enum kind { K_NONE, K_BARRIER, K_CRITICAL, K_LOCK, K_MUTEX, K_JOIN, K_FORK, K_SINGLE, K_TASKWAIT, K_DEPEND, K_TAG, K_SELF };
-static const char* const kind_names[] = {"none", "barrier", "critical", "lock", "mutex", "join",
-                                         "fork", "single", "taskwait", "depend", "tag", "self"};
+enum kind { K_NONE, K_BARRIER, K_CRITICAL, K_LOCK, K_MUTEX, K_JOIN, K_FORK, K_SINGLE, K_TASKWAIT, K_DEPEND, K_TAG, K_SELF,
+            K_TASKLOOP, K_TASKLOOP_END };
+static const char* const kind_names[] = {"none",   "barrier",  "critical", "lock", "mutex",    "join",        "fork",
+                                         "single", "taskwait", "depend",   "tag",  "self",     "taskloop", "taskloop_end"};
 #define KINDS (int)(sizeof kind_names / sizeof kind_names[0])
 #define BIT(k) (1u << (k))
 #define LOCKS (BIT(K_CRITICAL) | BIT(K_LOCK) | BIT(K_MUTEX))
-#define ORDERS (BIT(K_BARRIER) | LOCKS | BIT(K_JOIN) | BIT(K_FORK) | BIT(K_TASKWAIT) | BIT(K_DEPEND))
+#define ORDERS (BIT(K_BARRIER) | LOCKS | BIT(K_JOIN) | BIT(K_FORK) | BIT(K_TASKWAIT) | BIT(K_DEPEND) | BIT(K_TASKLOOP) | BIT(K_TASKLOOP_END))
 
 static int rank, peer;
 static enum kind kind;
@@ -194,6 +201,17 @@ static const Mode modes[] = {
 static const Mode* mode;
 
 /* ---- the kinds of ordering ---- */
+/* taskloop: the loop's two tasks wait for each other, so that the thread that did not create them
+   runs one (an atomic counter: nothing an observer takes for an ordering). */
+static atomic_int tasks_met;
+static void meet_other_task(void) {
+  atomic_fetch_add(&tasks_met, 1);
+  for (int i = 0; atomic_load(&tasks_met) < 2; ++i) {
+    CHECK(i < 100000, "the taskloop's other task never began");
+    usleep(100);
+  }
+}
+
 static void locked_call(void (*fn)(int), int role, int set_flag) {
   switch (kind) {
     case K_CRITICAL: {
@@ -358,6 +376,21 @@ static void run_pair(void) {
           m->a(0);
 #pragma omp task depend(in : dep)
           m->b(1);
+        }
+        break;
+      case K_TASKLOOP:
+      case K_TASKLOOP_END:
+#pragma omp single
+        {
+          const int creator = omp_get_thread_num();
+          if (kind == K_TASKLOOP) m->a(0);
+          atomic_store(&tasks_met, 0);
+#pragma omp taskloop num_tasks(2)
+          for (int i = 0; i < 2; ++i) {
+            meet_other_task();
+            if (omp_get_thread_num() != creator) (kind == K_TASKLOOP ? m->b : m->a)(kind == K_TASKLOOP);
+          }
+          if (kind == K_TASKLOOP_END) m->b(1);
         }
         break;
       default:

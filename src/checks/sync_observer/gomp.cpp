@@ -1,12 +1,17 @@
 // GNU libgomp (gcc, gfortran): parallel regions as fork and join, team barriers (explicit, and
 // the implicit ones at the end of worksharing constructs), critical sections, ordered and atomic
-// regions, OpenMP locks and tasks, observed at the GOMP_* entry points the compiler calls.
+// regions, OpenMP locks, tasks and taskloops, observed at the GOMP_* entry points the compiler
+// calls.
 // LLVM libomp exports the same entry points for gcc-built code; where it runs, OMPT (ompt.cpp)
 // observes it instead and these pass straight through.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "checks/sync_observer/observer.h"
 #include "checks/sync_observer/openmp.h"
@@ -66,6 +71,8 @@ using NamedFn = void (*)(void**);
 using LockFn = void (*)(void*);
 using TestLockFn = int (*)(void*);
 using TaskFn = void (*)(Body, void*, void (*)(void*, void*), long, long, bool, unsigned, void**, int, void*);
+template <class T>
+using TaskloopFn = void (*)(Body, void*, void (*)(void*, void*), long, long, unsigned, unsigned long, int, T, T, T);
 
 ParallelFn g_GOMP_parallel;
 LoopFn g_GOMP_parallel_loop_static, g_GOMP_parallel_loop_dynamic, g_GOMP_parallel_loop_guided,
@@ -83,6 +90,8 @@ LockFn g_omp_set_lock, g_omp_unset_lock, g_omp_set_nest_lock, g_omp_unset_nest_l
     g_omp_unset_lock_, g_omp_set_nest_lock_, g_omp_unset_nest_lock_;
 TestLockFn g_omp_test_lock, g_omp_test_nest_lock, g_omp_test_lock_, g_omp_test_nest_lock_;
 TaskFn g_GOMP_task;
+TaskloopFn<long> g_GOMP_taskloop;
+TaskloopFn<unsigned long long> g_GOMP_taskloop_ull;
 
 // The unnamed critical section, and atomic regions done with a lock.
 char g_unnamed_critical, g_atomic;
@@ -97,33 +106,72 @@ auto team_barrier(Wait&& wait) {
   return rc;
 }
 
-// A deferred task: what it needs to begin after its creator's present and to end before
-// whoever waits for it. libgomp copies the task's argument block; the box travels as that block.
-struct TaskBox {
+// A task (GOMP_task, or each task of GOMP_taskloop): it begins after its creator's present and
+// after its depend addresses' last writers, and ends before whoever waits for it. libgomp copies
+// the task's argument block (with the program's copy function, or memcpy) into the task when it
+// creates it, on the creating thread; tsmpi's copy function does the same and files the block's
+// address with the creation's context, which the task's body (tsmpi's too) takes back when it
+// runs. The block keeps libgomp's layout: taskloop writes each task's bounds into it, task
+// reductions and detach handles live in it.
+struct Creation {
   Body fn;
-  void* data;
+  void (*cpyfn)(void*, void*);
+  long arg_size;
   Team* team;
-  int ndeps;
-  void* deps[8];
+  std::vector<void*> deps;
+  char created = 0;  // key: the creator's present
+  char done = 0;     // key: the tasks' ends (taskloop's implicit taskgroup)
+  std::atomic<int> refs{1};
 };
 
-void task_body(void* p) {
-  TaskBox* box = *static_cast<TaskBox**>(p);
-  Team* outer = tl_team;
-  if (box->team) tl_team = box->team;
-  tsmpi_hb_acquire(box);
-  tsmpi_hb_forget(box);
-  for (int i = 0; i < box->ndeps; ++i) tsmpi_hb_acquire(box->deps[i]);
-  box->fn(box->data);
-  for (int i = 0; i < box->ndeps; ++i) tsmpi_hb_release(box->deps[i]);
-  if (box->team) tsmpi_hb_release(&box->team->tasks);
-  tl_team = outer;
-  std::free(box->data);
-  delete box;
+void release_ref(Creation* c) {
+  if (c->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  tsmpi_hb_forget(&c->created);
+  tsmpi_hb_forget(&c->done);
+  delete c;
 }
 
-// The addresses of a depend clause (libgomp's two layouts), at most 8; false when there are more.
-bool depend_addresses(void** depend, TaskBox* box) {
+// Argument block -> its creation, from the copy to the body.
+std::mutex g_blocks_lock;
+std::unordered_map<void*, Creation*>& g_blocks = *new std::unordered_map<void*, Creation*>;  // never destroyed
+thread_local Creation* tl_creating = nullptr;  // the creation GOMP_task/GOMP_taskloop is making
+
+void copy_block(void* dst, void* src) {
+  Creation* c = tl_creating;
+  if (c->cpyfn)
+    c->cpyfn(dst, src);
+  else if (c->arg_size > 0)
+    std::memcpy(dst, src, static_cast<std::size_t>(c->arg_size));
+  c->refs.fetch_add(1, std::memory_order_relaxed);
+  const std::lock_guard<std::mutex> hold(g_blocks_lock);
+  g_blocks[dst] = c;
+}
+
+void task_body(void* arg) {
+  Creation* c = nullptr;
+  {
+    const std::lock_guard<std::mutex> hold(g_blocks_lock);
+    auto it = g_blocks.find(arg);
+    if (it != g_blocks.end()) {
+      c = it->second;
+      g_blocks.erase(it);
+    }
+  }
+  if (!c) std::abort();  // every block passes copy_block first
+  Team* outer = tl_team;
+  if (c->team) tl_team = c->team;
+  tsmpi_hb_acquire(&c->created);
+  for (void* d : c->deps) tsmpi_hb_acquire(d);
+  c->fn(arg);
+  for (void* d : c->deps) tsmpi_hb_release(d);
+  tsmpi_hb_release(&c->done);
+  if (c->team) tsmpi_hb_release(&c->team->tasks);
+  tl_team = outer;
+  release_ref(c);
+}
+
+// The addresses of a depend clause (libgomp's two layouts).
+void depend_addresses(void** depend, std::vector<void*>& out) {
   std::uintptr_t n;
   void** addr;
   if (reinterpret_cast<std::uintptr_t>(depend[0]) != 0) {
@@ -133,13 +181,31 @@ bool depend_addresses(void** depend, TaskBox* box) {
     n = reinterpret_cast<std::uintptr_t>(depend[1]);
     addr = depend + 5;
   }
-  if (n > 8) return false;
-  box->ndeps = static_cast<int>(n);
-  for (std::uintptr_t i = 0; i < n; ++i) box->deps[i] = addr[i];
-  return true;
+  out.assign(addr, addr + n);
 }
 
-constexpr unsigned kTaskFlagDepend = 1u << 3, kTaskFlagsUnderstood = 1u | 2u | 4u | (1u << 3) | (1u << 4) | (1u << 10);
+constexpr unsigned kTaskFlagDepend = 1u << 3, kTaskloopFlagNogroup = 1u << 11;
+
+// Runs libgomp's task creation `create(body, copy)` for `c`, on the creating thread.
+template <class Create>
+void creating(Creation* c, Create&& create) {
+  tsmpi_hb_release(&c->created);
+  Creation* outer = tl_creating;  // a task run undeferred inside may create tasks of its own
+  tl_creating = c;
+  create();
+  tl_creating = outer;
+}
+
+template <class T>
+void taskloop(TaskloopFn<T> real, Body fn, void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
+              unsigned flags, unsigned long num_tasks, int priority, T start, T end, T step) {
+  if (!observing()) return real(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step);
+  auto* c = new Creation{fn, cpyfn, arg_size, tl_team, {}};
+  creating(c, [&] { real(task_body, data, copy_block, arg_size, arg_align, flags, num_tasks, priority, start, end, step); });
+  // Without nogroup the construct is a taskgroup: its tasks are complete when it returns.
+  if (!(flags & kTaskloopFlagNogroup)) tsmpi_hb_acquire(&c->done);
+  release_ref(c);
+}
 
 }  // namespace
 
@@ -247,26 +313,24 @@ TSMPI_TEST_LOCK(omp_test_nest_lock_)
 void GOMP_task(Body fn, void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align, bool if_clause,
                unsigned flags, void** depend, int priority, void* detach) {
   auto real = NEXT(GOMP_task, TaskFn);
-  // Task reductions, detached tasks and the like keep their own argument layout: not boxed,
-  // so such tasks are not ordered after their creator here (docs/checking.md).
-  if (!observing() || (flags & ~kTaskFlagsUnderstood) != 0)
-    return real(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
-  auto* box = new TaskBox{fn, nullptr, tl_team, 0, {}};
-  if ((flags & kTaskFlagDepend) && depend && !depend_addresses(depend, box)) {
-    delete box;
-    return real(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
-  }
-  // The argument block as libgomp would copy it, now: firstprivate values are taken at creation.
-  const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : alignof(std::max_align_t);
-  const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 1;
-  box->data = std::aligned_alloc(align < sizeof(void*) ? sizeof(void*) : align,
-                                 (size + align - 1) / align * align);
-  if (cpyfn)
-    cpyfn(box->data, data);
-  else if (arg_size > 0)
-    std::memcpy(box->data, data, static_cast<std::size_t>(arg_size));
-  tsmpi_hb_release(box);
-  real(task_body, &box, nullptr, sizeof box, alignof(TaskBox*), if_clause, flags, depend, priority, detach);
+  if (!observing()) return real(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+  auto* c = new Creation{fn, cpyfn, arg_size, tl_team, {}};
+  if ((flags & kTaskFlagDepend) && depend) depend_addresses(depend, c->deps);
+  creating(c, [&] { real(task_body, data, copy_block, arg_size, arg_align, if_clause, flags, depend, priority, detach); });
+  release_ref(c);
+}
+
+void GOMP_taskloop(Body fn, void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align, unsigned flags,
+                   unsigned long num_tasks, int priority, long start, long end, long step) {
+  taskloop<long>(NEXT(GOMP_taskloop, TaskloopFn<long>), fn, data, cpyfn, arg_size, arg_align, flags, num_tasks,
+                 priority, start, end, step);
+}
+
+void GOMP_taskloop_ull(Body fn, void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
+                       unsigned flags, unsigned long num_tasks, int priority, unsigned long long start,
+                       unsigned long long end, unsigned long long step) {
+  taskloop<unsigned long long>(NEXT(GOMP_taskloop_ull, TaskloopFn<unsigned long long>), fn, data, cpyfn, arg_size,
+                               arg_align, flags, num_tasks, priority, start, end, step);
 }
 
 void GOMP_taskwait(void) {
