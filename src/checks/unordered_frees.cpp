@@ -45,7 +45,7 @@ struct MyUses {
     std::erase(g_all, uses);
   }
 };
-thread_local MyUses tl_uses;
+TSMPI_TLS MyUses tl_uses;
 
 Uses& my_uses() {
   if (!tl_uses.uses) {

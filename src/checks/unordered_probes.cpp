@@ -141,7 +141,7 @@ void remember(CommOps& c, ThreadOps& t, const Envelope& pattern, const hb::Event
 // same event to the other threads (happens_before/history.h), and a backtrace per receive was
 // most of checking mode's cost per message.
 hb::Event op_here(int fn) {
-  thread_local hb::Event last;
+  TSMPI_TLS hb::Event last;
   const hb::Epoch now = hb::now();
   if (last.mark.fn != fn || last.at.slot != now.slot || last.at.value != now.value) last = hb::event_here(fn);
   return last;
@@ -169,7 +169,7 @@ void probed(int fn, MPI_Comm comm, int source, int tag, const MPI_Status* status
     t.probe = me;
     t.at_probe = hb::clock_now();
   }
-  report(name_of(comm), found, me);
+  if (!found.empty()) report(name_of(comm), found, me);
 }
 
 void receiving(int fn, MPI_Comm comm, int source, int tag) {
@@ -208,7 +208,7 @@ void receiving(int fn, MPI_Comm comm, int source, int tag) {
       t.pending = false;
     }
   }
-  report(name_of(comm), found, as_pair);
+  if (!found.empty()) report(name_of(comm), found, as_pair);
   for (const hb::Event& e : between)
     hb::report_unordered(name_of(comm), why(), e, as_pair, {}, pair, severity());
 }

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "runtime/config.h"
 #include "runtime/handles.h"
 
 namespace tsmpi::fortran {
@@ -25,7 +26,7 @@ struct RequestVariable {
   int fn = -1;                        // the C function the binding calls (fn::Id)
   const MPI_Fint* base = nullptr;     // the program's INTEGER request, or its array
 };
-inline thread_local RequestVariable t_request_variable;
+inline TSMPI_TLS RequestVariable t_request_variable;
 
 // For the duration of one Fortran call: its C function `fn` works on copies of the INTEGER
 // request(s) at `base`. Nested Fortran calls (a callback's) restore the outer one.

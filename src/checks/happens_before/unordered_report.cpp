@@ -3,6 +3,7 @@
 #include <link.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <string_view>
 
@@ -11,6 +12,7 @@
 #include <tuple>
 
 #include "diagnostics/report.h"
+#include "runtime/config.h"
 
 namespace tsmpi::hb {
 namespace {
@@ -66,9 +68,33 @@ bool first_time(std::string_view, const Event& a, const Event& b) {
 
 }  // namespace
 
-Event event_here(int fn) {
-  Event e{now(), checks::mark_here(fn, 3), nullptr};
+namespace {
+// Each thread's latest event per function (by fn modulo the size), reused while the thread's
+// epoch stays: its events between two of its releases are one event to the other threads, and
+// a backtrace per call was most of checking mode's cost per message (a probe, a receive and a
+// send alternate on one communicator). Flagged when destroyed at the thread's end, as later
+// thread-exit destructors may still call MPI.
+struct EventCache {
+  static constexpr int kSize = 16;
+  std::array<Event, kSize> latest;
+  ~EventCache();
+};
+TSMPI_TLS bool tl_cache_gone = false;
+TSMPI_TLS EventCache tl_cache;
+EventCache::~EventCache() { tl_cache_gone = true; }
+
+[[gnu::noinline]] Event new_event(int fn, Epoch at) {
+  Event e{at, checks::mark_here(fn, 4), nullptr};
   e.site = call_site(e.mark);
+  return e;
+}
+}  // namespace
+
+Event event_here(int fn) {
+  const Epoch at = now();
+  if (TSMPI_UNLIKELY(tl_cache_gone)) return new_event(fn, at);
+  Event& e = tl_cache.latest[static_cast<unsigned>(fn) % EventCache::kSize];
+  if (e.mark.fn != fn || e.at.slot != at.slot || e.at.value != at.value || !e.mark.stack) e = new_event(fn, at);
   return e;
 }
 

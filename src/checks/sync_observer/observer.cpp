@@ -20,17 +20,17 @@ namespace {
 thread_local bool tl_resolving = false;  // dlsym may lock a mutex: that lock takes the fallback
 }
 
-void* next_symbol(const char* name, const char* version, void* fallback) {
-  if (tl_resolving) return fallback;
+void* next_symbol(const char* name, const char* version, bool required) {
+  if (tl_resolving) return nullptr;
   tl_resolving = true;
   void* f = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
   if (!f && version) f = dlsym(RTLD_NEXT, name);
   tl_resolving = false;
-  if (!f && !fallback) {
+  if (!f && required) {
     std::fprintf(stderr, "tsmpi: libtsmpi_sync.so: %s not found after it\n", name);
     std::abort();
   }
-  return f ? f : fallback;
+  return f;
 }
 
 namespace {

@@ -29,15 +29,22 @@ void refresh_excluded();
 inline bool counts() { return g_active && tsmpi_hb_counts(); }
 
 // The next definition of `name` (libtsan's interceptor when the program is built with
-// -fsanitize=thread, else libc's, libgomp's ...), `fallback` while dlsym itself is running.
-void* next_symbol(const char* name, const char* version, void* fallback);
+// -fsanitize=thread, else libc's, libgomp's ...); null while dlsym itself runs on this thread
+// (it may lock a mutex), or when there is none and `required` is false.
+void* next_symbol(const char* name, const char* version, bool required);
 
+// The next definition, looked up once; `fallback` (uncached) while it cannot be looked up. (It
+// may be the very function found: glibc's pthread_mutex_lock is __pthread_mutex_lock. Caching
+// only what differed from it looked the symbol up again at every lock, 40% of a checked
+// probe -> receive.)
 template <class F>
 F next(F& cache, const char* name, const char* version = nullptr, F fallback = nullptr) {
   F f = __atomic_load_n(&cache, __ATOMIC_ACQUIRE);
   if (f) return f;
-  f = reinterpret_cast<F>(next_symbol(name, version, reinterpret_cast<void*>(fallback)));
-  if (f != fallback || !fallback) __atomic_store_n(&cache, f, __ATOMIC_RELEASE);
+  void* found = next_symbol(name, version, fallback == nullptr);
+  if (!found) return fallback;
+  f = reinterpret_cast<F>(found);
+  __atomic_store_n(&cache, f, __ATOMIC_RELEASE);
   return f;
 }
 
