@@ -632,6 +632,19 @@ def emit_wrappers(functions, table, protos, strategies):
                    f"  return tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategy}>::call(\n"
                    f"      tsmpi::fn::{name}, [&]() {{ return {pmpi}({call_args}); }},\n"
                    f"      {objects}, {args}, {extra});\n}}\n")
+        if matched(name, row):
+            # Only the probe policy needs it (runtime/activation.h's kPolicyOnly): its handler,
+            # without the hook (matching/policy_only.h).
+            out.append(f"[[gnu::noinline]] static {ret} policy_{name}({fixed or 'void'}) {{\n"
+                       f"  return tsmpi::matching::policy_only([&]() {{ return {pmpi}({call_args}); }},\n"
+                       f"      [&](auto& original) {{ return tsmpi::matching::{matched_handler(name)}("
+                       f"original{', ' if call_args else ''}{call_args}); }});\n}}\n")
+            out.append(f"{wrapper}"
+                       f"  const std::uint8_t mode = tsmpi::fn_mode(tsmpi::fn::{name});\n"
+                       f"  if (TSMPI_LIKELY(mode == tsmpi::kPassThrough)) return {pmpi}({call_args});\n"
+                       f"  if (mode == tsmpi::kPolicyOnly) return policy_{name}({call_args});\n"
+                       f"  return hooked_{name}({call_args});\n}}\n\n")
+            continue
         out.append(f"{wrapper}"
                    f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{name}))) return {pmpi}({call_args});\n"
                    f"  return hooked_{name}({call_args});\n}}\n\n")

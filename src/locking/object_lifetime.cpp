@@ -536,7 +536,7 @@ void note_kind_made(Kind kind) {
   std::lock_guard<std::mutex> g(g_switching);
   if (g_kinds_made.load(std::memory_order_relaxed) & bit) return;
   for (int i = 0; i < fn::kCount; ++i)
-    if (g_waits_for_kinds[i] & bit) fn_active[i].store(1, std::memory_order_release);
+    if (g_waits_for_kinds[i] & bit) fn_active[i].store(kHooked, std::memory_order_release);
   g_kinds_made.fetch_or(bit, std::memory_order_release);
 }
 

@@ -38,11 +38,16 @@ void activate(const Options& o) {
     // receive-side families; object lifetime, checking mode and the attached buffer's lock the
     // functions their rules select.
     // MPI processes of address spaces: the MPI's errors go to the calling process's handler.
-    bool active = o.stats || o.hang_timeout > 0 || o.asp > 0 ||
-                  (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked) ||
-                  (matching::matching() && kFunctions[i].matched && !completes_requests(kFunctions[i])) ||
-                  lifetime::needs(i) || (checks::g_on && checks::needs(i)) || own::applies(static_cast<fn::Id>(i));
-    fn_active[i].store(active ? 1 : 0, std::memory_order_relaxed);
+    const bool policy = matching::matching() && kFunctions[i].matched && !completes_requests(kFunctions[i]);
+    const bool others = o.stats || o.hang_timeout > 0 || o.asp > 0 ||
+                        (serialize_mode(o) && kFunctions[i].serial != Strategy::kUnlocked) || lifetime::needs(i) ||
+                        (checks::g_on && checks::needs(i)) || own::applies(static_cast<fn::Id>(i));
+    // Only the probe policy: the wrapper calls its handler directly (no statistics, watchdog,
+    // serialize mode, object lifetime or checking mode to apply). Object lifetime and the
+    // thread-rank engine switch such a function to the hooked path when they start needing it.
+    const bool policy_only = policy && !others && !serialize_mode(o) && !checks::g_on;
+    fn_active[i].store(policy_only ? kPolicyOnly : (policy || others) ? kHooked : kPassThrough,
+                       std::memory_order_relaxed);
   }
 }
 
@@ -53,17 +58,17 @@ void activate_request_completion() {
   static std::once_flag once;
   std::call_once(once, [] {
     for (int i = 0; i < fn::kCount; ++i)
-      if (kFunctions[i].matched && completes_requests(kFunctions[i])) fn_active[i].store(1, std::memory_order_release);
+      if (kFunctions[i].matched && completes_requests(kFunctions[i])) fn_active[i].store(kHooked, std::memory_order_release);
   });
 }
 
 void deactivate() {
-  for (auto& a : fn_active) a.store(0, std::memory_order_relaxed);
+  for (auto& a : fn_active) a.store(kPassThrough, std::memory_order_relaxed);
 }
 
 int active_count() {
   int n = 0;
-  for (const auto& a : fn_active) n += a.load(std::memory_order_relaxed);
+  for (const auto& a : fn_active) n += a.load(std::memory_order_relaxed) != kPassThrough;
   return n;
 }
 

@@ -14,8 +14,17 @@ namespace tsmpi {
 // relaxed byte load compiles to the same single compare as a plain one.
 extern std::atomic<std::uint8_t> fn_active[fn::kCount];
 
+// What a wrapper does (fn_active's values):
+enum FnMode : std::uint8_t {
+  kPassThrough = 0,  // nothing: it calls PMPI directly
+  kHooked = 1,       // the hooked path (wrappers/hook.h): every protection its rules select
+  kPolicyOnly = 2,   // a receive-side function that only the probe policy needs: its handler is
+                     // called straight from the wrapper (matching/policy_only.h), without the hook
+};
+
 // True when the wrapper of `id` has nothing to do and calls PMPI directly.
-inline bool pass_through(fn::Id id) { return fn_active[id].load(std::memory_order_relaxed) == 0; }
+inline bool pass_through(fn::Id id) { return fn_active[id].load(std::memory_order_relaxed) == kPassThrough; }
+inline std::uint8_t fn_mode(fn::Id id) { return fn_active[id].load(std::memory_order_relaxed); }
 
 // Sets fn_active from the options: a function is active when any feature needs to see it.
 void activate(const Options& o);

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "fn_ids.h"
+#include "matching/policy_only.h"
 #include "ranks/native_calls.h"
 #include "runtime/activation.h"
 #include "runtime/config.h"
