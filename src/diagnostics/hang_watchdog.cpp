@@ -96,9 +96,7 @@ class MpiLock {
  public:
   MpiLock() {
     if (!serial::enabled()) return;
-    const auto deadline = Clock::now() + kLockWait;
-    while (!(held_ = serial::mpi_lock().try_lock()) && Clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    held_ = serial::try_lock_for(std::chrono::duration_cast<std::chrono::nanoseconds>(kLockWait).count());
     ok_ = held_;
   }
   ~MpiLock() {

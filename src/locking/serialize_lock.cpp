@@ -1,6 +1,7 @@
 #include "locking/serialize_lock.h"
 
 #include <chrono>
+#include <thread>
 
 #include "runtime/stats.h"
 
@@ -18,6 +19,18 @@ std::atomic<int> g_lock_waiters{0};
 }
 
 int lock_waiters() { return g_lock_waiters.load(std::memory_order_relaxed); }
+
+bool try_lock_for(long long ns) {
+  std::mutex& m = mpi_lock();
+  if (m.try_lock()) return true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+  g_lock_waiters.fetch_add(1, std::memory_order_relaxed);
+  bool got = false;
+  while (!(got = m.try_lock()) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  g_lock_waiters.fetch_sub(1, std::memory_order_relaxed);
+  return got;
+}
 
 Guard::Guard() {
   std::mutex& m = mpi_lock();

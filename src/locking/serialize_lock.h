@@ -12,6 +12,9 @@ inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 std::mutex& mpi_lock();
 // Threads blocked on the lock right now (the poller of wait_room.h lets them in).
 int lock_waiters();
+// Takes the lock if it can within `ns` nanoseconds, counted among its waiters meanwhile (so a
+// poller spinning under it lets this thread in); false if it could not.
+bool try_lock_for(long long ns);
 
 // Holds the lock for its lifetime; time spent waiting for it goes to the statistics.
 class Guard {
