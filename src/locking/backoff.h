@@ -30,14 +30,22 @@ class Backoff {
   static constexpr long kMaxSleepNs = 1'000'000;
 
   void pause() {
+    pause([](long ns) {
+      timespec ts{0, ns};
+      nanosleep(&ts, nullptr);
+    });
+  }
+  // The same steps, with the sleeps done by `sleep_for(ns)`: a waiter that can be woken early
+  // (a futex with a timeout) sleeps there instead.
+  template <class SleepFor>
+  void pause(SleepFor&& sleep_for) {
     if (round_ < kSpins) {
       for (unsigned i = 0; i < std::min(1u << std::min(round_, 8u), kMaxPausesPerSpin); ++i) __builtin_ia32_pause();
       ++round_;
     } else if (yielding()) {
       sched_yield();
     } else {
-      timespec ts{0, sleep_ns_};
-      nanosleep(&ts, nullptr);
+      sleep_for(sleep_ns_);
       sleep_ns_ = std::min(sleep_ns_ * 2, kMaxSleepNs);
     }
   }

@@ -3,13 +3,18 @@
 // against posted receives and probes by a per-communicator MatchQueue (per-(source, tag)
 // expected and unexpected lists, matching/match_queue.h). A helper thread, started on the first
 // receive that has to wait, does this while any receive waits and sleeps on a futex otherwise;
-// threads that probe or receive also pull for themselves first.
+// threads that probe or receive also pull for themselves, first and while they wait.
 //
 // Unlike the paper, nothing is copied through a bounce buffer: what is matched is the
 // MPI_Message of the matched probe, and the receiving thread (or, for a nonblocking receive, the
 // thread that matched it) receives it with MPI_Mrecv / MPI_Imrecv straight into the
 // application's buffer. Status fields and MPI_Get_count are therefore the MPI's own, for any
 // datatype. Nonblocking receives return a generalized request completed when the data is in.
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -39,9 +44,11 @@ struct CommState;
 struct Operation;
 
 // A posted receive or probe. `state`: 0 waiting, 1 matched, 2 the matcher is done with it (a
-// blocked owner may then return and destroy it).
+// blocked owner may then return and destroy it). A blocked owner that sleeps does so on `state`
+// (a futex), with `sleeping` set so that the matcher knows to wake it.
 struct Waiter : Queue::Waiter {
   std::atomic<int> state{0};
+  std::atomic<bool> sleeping{false};
   CommState* comm_state = nullptr;
   Operation* operation = nullptr;  // set for nonblocking receives: matched → received → completed
   Buffer buffer;
@@ -183,8 +190,9 @@ void deliver(Waiter* w) {
     receive_for(op, w->buffer, w->payload);
     return;
   }
-  w->state.store(1, std::memory_order_release);
-  w->state.notify_one();
+  w->state.store(1, std::memory_order_seq_cst);
+  if (w->sleeping.load(std::memory_order_seq_cst))
+    syscall(SYS_futex, reinterpret_cast<int*>(&w->state), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
   w->state.store(2, std::memory_order_release);
 }
 
@@ -227,8 +235,19 @@ bool post(CommState& c, Waiter* w) {
   return false;
 }
 
+// Sleeps at most `ns` or until deliver() matches `w`.
+void sleep_until_matched(Waiter& w, long ns) {
+  static_assert(sizeof(std::atomic<int>) == sizeof(int));
+  w.sleeping.store(true, std::memory_order_seq_cst);
+  if (w.state.load(std::memory_order_seq_cst) == 0) {
+    timespec ts{0, ns};
+    syscall(SYS_futex, reinterpret_cast<int*>(&w.state), FUTEX_WAIT_PRIVATE, 0, &ts, nullptr, 0);
+  }
+  w.sleeping.store(false, std::memory_order_relaxed);
+}
+
 // The message for `pattern` on `comm`: an unexpected one, one pulled now, or the next to arrive
-// (the calling thread sleeps until the helper hands it over).
+// (the calling thread pulls and sleeps until it, another thread or the helper matches it).
 Incoming match_blocking(MPI_Comm comm, Pattern pattern) {
   CommState& c = states().of(comm);
   Envelope e;
@@ -239,9 +258,19 @@ Incoming match_blocking(MPI_Comm comm, Pattern pattern) {
   w.pattern = pattern;
   w.comm_state = &c;
   if (post(c, &w)) return std::move(w.payload);
-  int s;
-  while ((s = w.state.load(std::memory_order_acquire)) == 0) w.state.wait(0, std::memory_order_acquire);
+  // The waiter pulls for itself too, not only the helper thread: with more busy threads than
+  // cores (threads in blocking sends and receives spin in the MPI) the helper thread was often
+  // not running when a message came, and a round trip of 4 KiB or more on Open MPI took 2-4 ms
+  // instead of 15-40 us. Its sleeps are on `state`, so a match by another thread ends them.
   Backoff backoff;
+  while (w.state.load(std::memory_order_acquire) == 0) {
+    if (pull(c, kPullBatch) > 0) {
+      backoff = Backoff();
+      continue;
+    }
+    backoff.pause([&w](long ns) { sleep_until_matched(w, ns); });
+  }
+  backoff = Backoff();
   while (w.state.load(std::memory_order_acquire) != 2) backoff.pause();  // the matcher's last touch
   return std::move(w.payload);
 }
