@@ -43,6 +43,12 @@ FIGURES = {
                         "tsmpi-helper"],
                 what="round-trip time", unit="µs", better="lower",
                 xlabel="message size (bytes)", xlog2=True, ylog=True, patterns=["directed", "any"]),
+    # Receive rate against the number of receiving threads (scripts/bench run_scaling): any/any
+    # is bench/msgrate.c, mixed tests/mpi/scale_probe.c.
+    "scaling": dict(series=["native-probe", "native-mprobe", "tsmpi-mprobe", "tsmpi-lock2d", "tsmpi-helper",
+                            "tsmpi-serialize"],
+                    what="message rate against receiving threads", unit="msg/s", better="higher",
+                    xlabel="receiving threads", xname="threads", xlog2=True, ylog=True, patterns=["any", "mixed"]),
     "commdup": dict(series=["native-single", "native-multi1", "native-multi2",
                             "tsmpi-serialize-multi1", "tsmpi-serialize-multi2"],
                     what="time per MPI_Comm_dup", unit="µs", better="lower",
@@ -75,6 +81,7 @@ RATIOS = {
     "msgrate": [("*", "native-mprobe")],
     "rtt": [("*", "native-mprobe")],
     "recvcost": [("*", "native-mprobe")],
+    "scaling": [("*", "native-mprobe")],
     "commdup": [("tsmpi-serialize-multi1", "native-multi1"),
                 ("tsmpi-serialize-multi2", "native-multi2"),
                 ("native-multi1", "native-single"), ("native-multi2", "native-single")],
@@ -88,12 +95,21 @@ RATIOS = {
 # (figure, series, baseline, op, bound, patterns, mpis or None for every MPI[, x of the point])
 TARGETS = [
     ("overhead", "tsmpi-passthrough", "native-multiple", "<=", 1.05, ["-"], None),
-    ("overhead", "tsmpi-serialize", "native-single", "<=", 1.15, ["-"], None),
+    ("overhead", "tsmpi-serialize", "native-single", "<=", 1.05, ["-"], None),
+    # Checking mode (TSMPI_CHECK=warn, happens-before) up to 1 KiB.
+    ("overhead", "tsmpi-check", "native-multiple", "<=", 1.3, ["-"], None, ("<=", 1024)),
     ("overhead_f", "tsmpi-passthrough", "native-multiple", "<=", 1.05, ["-"], None),
     ("msgrate", "tsmpi-mprobe", "native-mprobe", ">=", 0.95, ["directed", "any"], None),
     ("msgrate", "tsmpi-lock2d", "native-mprobe", ">=", 0.80, ["directed"], None),
     ("msgrate", "tsmpi-helper", "native-mprobe", ">=", 0.80, ["directed"], None),
     ("msgrate", "tsmpi-serialize", "native-mprobe", ">=", 1.00, ["directed", "any"], ["openmpi"]),
+    ("msgrate", "tsmpi-mprobe-check", "native-mprobe", ">=", 0.70, ["any"], None),
+    # Thread count: mprobe at least 0.95x, every policy and serialize mode at least 0.5x native
+    # MPI_Mprobe at the same number of receiving threads.
+    ("scaling", "tsmpi-mprobe", "native-mprobe", ">=", 0.95, ["any", "mixed"], None),
+    ("scaling", "tsmpi-lock2d", "native-mprobe", ">=", 0.50, ["any", "mixed"], None),
+    ("scaling", "tsmpi-helper", "native-mprobe", ">=", 0.50, ["any", "mixed"], None),
+    ("scaling", "tsmpi-serialize", "native-mprobe", ">=", 0.50, ["any", "mixed"], None),
     # Threads as ranks against the MPI's own processes (the issue's targets, reported only):
     # latency at 8 B, bandwidth at 1 MiB, every collective over T = 2, 4, 8.
     ("threadcomm", "thread-ranks", "procs-native", "<=", 0.5, ["-"], None, 8),
@@ -102,10 +118,10 @@ TARGETS = [
 ]
 
 COLUMNS = ["mpi", "figure", "series", "pattern", "x", "rep", "value", "false_matches"]
-PATTERN_ORDER = ["directed", "any", "-"]
+PATTERN_ORDER = ["directed", "any", "mixed", "-"]
 MPI_ORDER = ["openmpi", "mpich"]
 MPI_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}
-PATTERN_TITLES = {"directed": "(a) directed", "any": "(b) any/any"}
+PATTERN_TITLES = {"directed": "(a) directed", "any": "(b) any/any", "mixed": "(c) mixed (s,t) (s,*) (*,t) (*,*)"}
 OPS = {"<=": ("≤", lambda r, b: r <= b), ">=": ("≥", lambda r, b: r >= b)}
 NA = ("", "na", "nan")
 
@@ -214,13 +230,20 @@ def evaluate_targets(results, mpis_seen):
     rows = []
     for figure, s, base, op, bound, patterns, mpis, *at in TARGETS:
         at = at[0] if at else None
+        # `at`: one point (an x), or ("<=", x): the points up to x.
+        def selected(x):
+            if at is None:
+                return True
+            if isinstance(at, tuple):
+                return x <= at[1]
+            return x == at
         # Every MPI that was run (all if none was) that the target applies to.
         for mpi in mpis_seen or MPI_ORDER:
             if mpis is None or mpi in mpis:
                 for pattern in patterns:
                     ratios = results.get(figure, ({}, {}, {}))[1]
                     per_x = {x: statistics.median(r) for (m, p, s2, b, x), r in ratios.items()
-                             if (m, p, s2, b) == (mpi, pattern, s, base) and at in (None, x)}
+                             if (m, p, s2, b) == (mpi, pattern, s, base) and selected(x)}
                     row = dict(mpi=mpi, figure=figure, pattern=pattern, series=s, baseline=base,
                                op=op, bound=bound, at=at, geomean=None, worst=None, met=None)
                     if per_x:
@@ -264,9 +287,17 @@ def median_or_none(values):
     return statistics.median(values) if values else None
 
 
+def at_text(at):
+    """A target's points: all (""), one x, or ("<=", x): those up to x."""
+    if at is None:
+        return ""
+    if isinstance(at, tuple):
+        return f" for x ≤ {at[1]}"
+    return f" at x={at}"
+
+
 def target_text(row):
-    at = "" if row.get("at") is None else f" at x={row['at']}"
-    return f"{row['series']}/{row['baseline']} {OPS[row['op']][0]} {row['bound']:.2f}{at}"
+    return f"{row['series']}/{row['baseline']} {OPS[row['op']][0]} {row['bound']:.2f}{at_text(row.get('at'))}"
 
 
 def result_text(row):
@@ -413,7 +444,7 @@ def write_summary(out_dir, results, target_rows, images):
           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for t in target_rows:
         worst = "n/a" if t["worst"] is None else f"x={t['worst'][0]}: {fmt_ratio(t['worst'][1])}"
-        at = "" if t.get("at") is None else f" at x={t['at']}"
+        at = at_text(t.get("at"))
         md.append(f"| {t['mpi']} | {t['figure']} | {t['pattern']} | {t['series']} | {t['baseline']} | "
                   f"{OPS[t['op']][0]} {t['bound']:.2f}{at} | {fmt_ratio(t['geomean'])} | {worst} | {result_text(t)} |")
     mpis = ordered({m for r in results.values() for m in r[2]["mpis"]}, MPI_ORDER)
