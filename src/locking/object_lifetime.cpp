@@ -18,6 +18,7 @@
 #include "checks/use_after_free.h"
 #include "locking/backoff.h"
 #include "locking/object_registry.h"
+#include "locking/read_biased_lock.h"
 #include "locking/serialize_lock.h"
 #include "runtime/activation.h"
 #include "runtime/function_table.h"
@@ -26,6 +27,7 @@
 namespace tsmpi::lifetime {
 
 Rule g_rules[fn::kCount];
+bool g_fast_read[fn::kCount];
 
 enum class State : std::uint8_t {
   kAlive,
@@ -36,7 +38,9 @@ enum class State : std::uint8_t {
 };
 
 struct Record {
-  std::shared_mutex lock;  // shared: calls reading the object; exclusive: updates and frees
+  // Shared: calls reading the object (or, while it is biased, a reader's slot naming it: see
+  // FastRead); exclusive: updates and frees.
+  ReadBiasedLock lock;
   // The handle this record is for: written only under the exclusive lock, while the record is
   // out of the registry (recycling); a call that found the record checks it once locked.
   Kind kind = Kind::kNone;
@@ -75,6 +79,7 @@ unsigned g_quarantine_bound = 64;
 // Records per kind ever made: a kind the program never made objects of needs no lookup.
 std::atomic<unsigned long> g_live[kKindCount];
 bool g_on = false;  // TSMPI_LIFETIME
+std::uintptr_t g_null_bits[kKindCount];  // null_handle(kind), for the fast read
 
 struct Counters {
   std::atomic<unsigned long> adopted{0}, refused{0}, deferred{0}, released{0};
@@ -236,7 +241,7 @@ std::vector<Record*> g_pool;  // recycled records
 // Takes `r` (freed by the MPI, just unlocked) out of the registry for reuse, unless it was
 // revived or is in use meanwhile.
 // `r` locked exclusively by `l`, which this unlocks if it recycles.
-void recycle_locked(Record* r, std::unique_lock<std::shared_mutex>& l) {
+void recycle_locked(Record* r, std::unique_lock<ReadBiasedLock>& l) {
   if (r->state != State::kReleased || r->users.load(std::memory_order_acquire) != 0 ||
       r->quarantined.load(std::memory_order_acquire) != 0)
     return;
@@ -250,7 +255,7 @@ void recycle_locked(Record* r, std::unique_lock<std::shared_mutex>& l) {
 }
 
 void recycle(Record* r) {
-  std::unique_lock<std::shared_mutex> l(r->lock);
+  std::unique_lock<ReadBiasedLock> l(r->lock);
   recycle_locked(r, l);
 }
 
@@ -281,7 +286,7 @@ Record* make_record(Kind kind, std::uintptr_t bits) {
     }
   }
   if (!r) r = new Record;
-  std::unique_lock<std::shared_mutex> l(r->lock);
+  std::unique_lock<ReadBiasedLock> l(r->lock);
   r->kind = kind;
   r->bits = bits;
   r->state = State::kAlive;
@@ -293,7 +298,7 @@ Record* make_record(Kind kind, std::uintptr_t bits) {
 
 void give_back(Record* r) {
   {
-    std::unique_lock<std::shared_mutex> l(r->lock);
+    std::unique_lock<ReadBiasedLock> l(r->lock);
     r->state = State::kRecycled;
     r->kind = Kind::kNone;
     r->bits = 0;
@@ -354,7 +359,7 @@ void release(Record* r) {
   // existence check; the exclusive lock orders this with such checks.
   const Kind kind = r->kind;  // not recycled: it is in quarantine, not freed by the MPI
   {
-    std::unique_lock<std::shared_mutex> l(r->lock);
+    std::unique_lock<ReadBiasedLock> l(r->lock);
     r->quarantined.fetch_sub(1, std::memory_order_acq_rel);
     // The application's free already succeeded; an error now has no one to go to.
     serial::locked([&] { return mpi_free(r->kind, r->bits); });
@@ -546,9 +551,13 @@ void init(const Options& o) {
   g_quarantine_bound = o.quarantine;
   g_on = o.lifetime;
   if (!g_library_end) dl_iterate_phdr(find_library, nullptr);
+  for (int k = 0; k < kKindCount; ++k) g_null_bits[k] = null_handle(static_cast<Kind>(k));
   for (int i = 0; i < fn::kCount; ++i) {
     g_rules[i] = rule_for(kFunctions[i], o);
     g_waits_for_kinds[i] = kinds_to_wait_for(kFunctions[i], g_rules[i]);
+    const Category c = kFunctions[i].category;
+    g_fast_read[i] = g_waits_for_kinds[i] != 0 && !g_rules[i].blocking &&
+                     (c == Category::AccessOnly || c == Category::ReadList);
   }
 }
 
@@ -578,6 +587,69 @@ std::string stats_line() {
 }
 
 // ---- one call ------------------------------------------------------------------------------
+
+namespace {
+
+// The records this thread looked up last, by handle (direct-mapped).
+struct CachedRecord {
+  std::uintptr_t bits;
+  Kind kind;
+  Record* record;
+};
+constexpr unsigned kRecordCache = 8;
+TSMPI_TLS CachedRecord tl_records[kRecordCache];
+
+CachedRecord& cache_entry(Kind kind, std::uintptr_t bits) {
+  const std::uint64_t h = (static_cast<std::uint64_t>(bits) + static_cast<std::uint64_t>(kind)) * 0x9E3779B97F4A7C15ull;
+  return tl_records[h >> 61];
+}
+
+bool names(const Record* r, Kind kind, std::uintptr_t bits) {
+  return r->kind == kind && r->bits == bits && r->state == State::kAlive;
+}
+
+}  // namespace
+
+FastRead::Result FastRead::begin(const CallArgs& args) {
+  Kind kind = Kind::kNone;
+  std::uintptr_t bits = 0;
+  for (int i = 0; i < args.handle_count; ++i) {
+    const HandleArg& h = args.handles[i];
+    if (!tracked(h.kind) || (h.ignored != 0 && !significant(args, h))) continue;
+    const std::uintptr_t b = read_handle(h.kind, h.where, 0);
+    if (builtin(h.kind, b) || b == g_null_bits[static_cast<int>(h.kind)] ||
+        g_live[static_cast<int>(h.kind)].load(std::memory_order_relaxed) == 0)
+      continue;
+    if (kind != Kind::kNone) return kLock;  // two objects: Scope locks them in order
+    kind = h.kind;
+    bits = b;
+  }
+  if (kind == Kind::kNone) return kNothing;
+  ReaderSlot* slot = my_reader_slot();
+  if (!slot) return kLock;
+  CachedRecord& c = cache_entry(kind, bits);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!c.record || c.kind != kind || c.bits != bits) {
+      Record* r = find_recorded(kind, bits);
+      if (!r) return kNothing;  // made where tsmpi did not see it
+      c = CachedRecord{bits, kind, r};
+    }
+    if (!c.record->lock.try_read(slot)) return kLock;
+    // Published and biased: no writer changes the record until the slot is cleared.
+    if (names(c.record, kind, bits)) {
+      slot_ = slot;
+      return kReading;
+    }
+    ReadBiasedLock::end_read(slot);
+    if (c.record->kind == kind && c.record->bits == bits) return kLock;  // freed: Scope refuses the call
+    c.record = nullptr;  // the record was reused for another handle: look it up again
+  }
+  return kLock;
+}
+
+FastRead::~FastRead() {
+  if (slot_) ReadBiasedLock::end_read(slot_);
+}
 
 bool may_concern_tracked(const CallArgs& args) {
   for (int i = 0; i < args.handle_count; ++i) {
@@ -772,7 +844,7 @@ int Scope::free_in_mpis_stead(Held& f) {
 int Scope::finish(int rc) {
   if (freed_) {
     Record& r = *freed_->record;
-    std::unique_lock<std::shared_mutex> l(r.lock, std::defer_lock);
+    std::unique_lock<ReadBiasedLock> l(r.lock, std::defer_lock);
     if (!freed_->locked) l.lock();  // a blocking free released it for the call
     if (r.generation == freed_->generation) {  // else the MPI already reused the value
       if (r.state == State::kFreeing) {
@@ -813,7 +885,7 @@ static void adopt(Kind kind, std::uintptr_t bits, const std::vector<Record*>& he
     r->refs.fetch_add(1, std::memory_order_acq_rel);  // locked by this very call, and alive
     return;
   }
-  std::unique_lock<std::shared_mutex> l(r->lock);
+  std::unique_lock<ReadBiasedLock> l(r->lock);
   if (r->kind != kind || r->bits != bits) {  // recycled after the lookup: look again
     l.unlock();
     adopt(kind, bits, held);
@@ -888,7 +960,7 @@ int nested_created(const CallArgs& args, int rc) {
     Record* r = find(h.kind, read_handle(h.kind, h.where, 0));
     if (!r) continue;
     // The caller (inside an outer call) may hold other records' locks: try, do not wait.
-    std::unique_lock<std::shared_mutex> l(r->lock, std::try_to_lock);
+    std::unique_lock<ReadBiasedLock> l(r->lock, std::try_to_lock);
     for (int spin = 0; !l.owns_lock() && spin < 1000; ++spin) {
       sched_yield();
       l.try_lock();
@@ -907,7 +979,7 @@ void adopt_session(std::uintptr_t bits) {
 int end_session(std::uintptr_t bits) {
   Record* r = find(Kind::Session, bits);
   if (!r) return MPI_SUCCESS;
-  std::unique_lock<std::shared_mutex> l(r->lock);
+  std::unique_lock<ReadBiasedLock> l(r->lock);
   if (r->state != State::kAlive) {
     note_refusal(fn::kCount, *r);
     l.unlock();

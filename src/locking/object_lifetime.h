@@ -17,6 +17,7 @@
 #include <string>
 
 #include "fn_ids.h"
+#include "locking/read_biased_lock.h"
 #include "runtime/handles.h"
 #include "runtime/options.h"
 
@@ -138,8 +139,36 @@ int nested_created(const CallArgs& args, int rc);
 // program made no object of) and creates none: then there is nothing to lock or check.
 bool may_concern_tracked(const CallArgs& args);
 
+// Functions that may take FastRead: they read the objects they name and no more (Access Only,
+// Read List), name them as single handles, and do not wait for other processes.
+extern bool g_fast_read[fn::kCount];
+
+// A read without the record's lock: the call names one tracked object, its record is found in
+// a per-thread cache (records are never freed, so a cached pointer is a record, checked to still
+// name the handle), and while the record's lock is read-biased the call only publishes that it
+// reads it (locking/read_biased_lock.h) and checks it is alive. A writer (an update, a free, the
+// quarantine releasing it, the record's reuse) waits for such readers, so the guarantee of
+// Alg. 3.1 holds: no call touches an object the MPI frees under it.
+class FastRead {
+ public:
+  enum Result {
+    kNothing,  // no tracked object named: nothing to check
+    kReading,  // alive, read-protected until this FastRead ends
+    kLock,     // the usual Scope must decide (two objects, a lock not biased, a freed handle)
+  };
+  Result begin(const CallArgs& args);
+  ~FastRead();
+
+ private:
+  ReaderSlot* slot_ = nullptr;
+};
+
 template <class Body>
 int guarded(fn::Id id, const CallArgs& args, Body&& body) {
+  if (g_fast_read[id]) {
+    FastRead fast;
+    if (fast.begin(args) != FastRead::kLock) return body();
+  }
   if (!may_concern_tracked(args)) return body();
   Scope scope(id, args);
   if (!scope.proceed()) return scope.result();
