@@ -10,52 +10,82 @@
 
 #include "checks/checks.h"
 #include "checks/mark.h"
+#include "locking/object_lifetime.h"
 #include "locking/serialize_lock.h"
+#include "runtime/config.h"
 #include "runtime/function_table.h"
 
 namespace tsmpi::checks {
 namespace {
 
 struct Entry {
-  std::uintptr_t begin, end;
+  std::uintptr_t end;
   bool receive;
+  std::uint64_t token;
   Mark mark;
 };
 
-// Buffers in use, by start address. A global lock: this is checking mode only.
+// Buffers in use, by start address: one node per buffer (a call's entry is found again by its
+// start and token). A global lock: this is checking mode only.
+using InUse = std::multimap<std::uintptr_t, Entry>;
 std::mutex g_mutex;
-std::multimap<std::uintptr_t, std::uint64_t> g_by_start;  // begin -> token
-std::unordered_map<std::uint64_t, Entry> g_entries;       // token -> entry
-std::unordered_multimap<std::uintptr_t, std::uint64_t> g_by_request;  // nonblocking operations' entries
+InUse g_in_use;
+struct Handed {
+  std::uintptr_t begin;
+  std::uint64_t token;
+};
+std::unordered_multimap<std::uintptr_t, Handed> g_by_request;  // nonblocking operations' entries
 std::uintptr_t g_longest = 0;
 std::uint64_t g_next_token = 1;
 
-void erase_locked(std::uint64_t token) {
-  auto it = g_entries.find(token);
-  if (it == g_entries.end()) return;
-  auto range = g_by_start.equal_range(it->second.begin);
-  for (auto s = range.first; s != range.second; ++s)
-    if (s->second == token) {
-      g_by_start.erase(s);
-      break;
+void erase_locked(std::uintptr_t begin, std::uint64_t token) {
+  auto range = g_in_use.equal_range(begin);
+  for (auto it = range.first; it != range.second; ++it)
+    if (it->second.token == token) {
+      g_in_use.erase(it);
+      return;
     }
-  g_entries.erase(it);
+}
+
+// What span_of needs of a datatype. Predefined types are never freed, so each thread keeps
+// theirs (a message buffer's type is nearly always one): three type queries per buffer were a
+// good part of a checked message's cost.
+struct TypeSpan {
+  std::uintptr_t bits;
+  MPI_Count size, true_lb;
+  bool valid, without_holes;
+};
+constexpr unsigned kTypeSpans = 8;
+TSMPI_TLS TypeSpan tl_type_spans[kTypeSpans];
+
+bool type_span(MPI_Datatype type, TypeSpan* out) {
+  const std::uintptr_t bits = handle_bits(type);
+  const bool predefined = lifetime::builtin_handle(Kind::Datatype, bits);
+  TypeSpan& cached = tl_type_spans[(bits >> 4 ^ bits) % kTypeSpans];
+  if (predefined && cached.valid && cached.bits == bits) {
+    *out = cached;
+    return true;
+  }
+  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  int rc = serial::locked([&] {
+    PMPI_Type_get_extent_x(type, &lb, &extent);
+    PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
+    return PMPI_Type_size_x(type, &size);
+  });
+  if (rc != MPI_SUCCESS) return false;
+  *out = TypeSpan{bits, size, true_lb, true, size > 0 && extent == size && true_extent == size};
+  if (predefined) cached = *out;
+  return true;
 }
 
 // The bytes [begin, end) a buffer covers, or false when it cannot be told cheaply (a type with
 // holes) or covers nothing.
 bool span_of(const BufferArg& b, std::uintptr_t* begin, std::uintptr_t* end) {
   if (!b.buf || b.count <= 0 || b.type == MPI_DATATYPE_NULL) return false;
-  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  int rc = serial::locked([&] {
-    PMPI_Type_get_extent_x(b.type, &lb, &extent);
-    PMPI_Type_get_true_extent_x(b.type, &true_lb, &true_extent);
-    return PMPI_Type_size_x(b.type, &size);
-  });
-  if (rc != MPI_SUCCESS || size <= 0) return false;
-  if (extent != size || true_extent != size) return false;
-  *begin = reinterpret_cast<std::uintptr_t>(b.buf) + static_cast<std::uintptr_t>(true_lb);
-  *end = *begin + static_cast<std::uintptr_t>(size) * static_cast<std::uintptr_t>(b.count);
+  TypeSpan t;
+  if (!type_span(b.type, &t) || !t.without_holes) return false;
+  *begin = reinterpret_cast<std::uintptr_t>(b.buf) + static_cast<std::uintptr_t>(t.true_lb);
+  *end = *begin + static_cast<std::uintptr_t>(t.size) * static_cast<std::uintptr_t>(b.count);
   return true;
 }
 
@@ -75,21 +105,26 @@ BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
     std::uintptr_t begin, end;
     if (b.peer == MPI_PROC_NULL || !span_of(b, &begin, &end)) continue;  // MPI_PROC_NULL moves no data
     Mark me = outlives_call ? mark_here(id, 2) : mark_call(id);
-    std::vector<Entry> conflicts;
+    struct Conflict {
+      std::uintptr_t begin, end;
+      bool receive;
+      Mark mark;
+    };
+    std::vector<Conflict> conflicts;
     {
       std::lock_guard<std::mutex> g(g_mutex);
-      auto first = g_by_start.lower_bound(begin > g_longest ? begin - g_longest : 0);
-      for (auto it = first; it != g_by_start.end() && it->first < end; ++it) {
-        const Entry& e = g_entries.at(it->second);
-        if (e.end > begin && (b.receive || e.receive)) conflicts.push_back(e);
+      auto first = g_in_use.lower_bound(begin > g_longest ? begin - g_longest : 0);
+      for (auto it = first; it != g_in_use.end() && it->first < end; ++it) {
+        const Entry& e = it->second;
+        if (e.end > begin && (b.receive || e.receive)) conflicts.push_back({it->first, e.end, e.receive, e.mark});
       }
       std::uint64_t token = g_next_token++;
-      g_entries.emplace(token, Entry{begin, end, b.receive, me});
-      g_by_start.emplace(begin, token);
+      g_in_use.emplace(begin, Entry{end, b.receive, token, me});
       g_longest = std::max(g_longest, end - begin);
+      begins_[entries_] = begin;
       tokens_[entries_++] = token;
     }
-    for (const Entry& e : conflicts) {
+    for (const Conflict& e : conflicts) {
       const char* what = b.receive && e.receive ? "a receive into a buffer a pending receive still writes"
                          : b.receive            ? "a receive into a buffer a send in flight still reads"
                                                 : "a send of a buffer a receive in flight is writing";
@@ -111,7 +146,7 @@ void BufferUse::done(int rc) {
     std::uintptr_t request = read_handle(Kind::Request, h.where, 0);
     if (request == null_handle(Kind::Request)) return;
     std::lock_guard<std::mutex> g(g_mutex);
-    for (int k = 0; k < entries_; ++k) g_by_request.emplace(request, tokens_[k]);
+    for (int k = 0; k < entries_; ++k) g_by_request.emplace(request, Handed{begins_[k], tokens_[k]});
     handed_over_ = true;
   }
 }
@@ -119,13 +154,13 @@ void BufferUse::done(int rc) {
 BufferUse::~BufferUse() {
   if (entries_ == 0 || handed_over_) return;
   std::lock_guard<std::mutex> g(g_mutex);
-  for (int k = 0; k < entries_; ++k) erase_locked(tokens_[k]);
+  for (int k = 0; k < entries_; ++k) erase_locked(begins_[k], tokens_[k]);
 }
 
 void end_buffer_use(std::uintptr_t request) {
   std::lock_guard<std::mutex> g(g_mutex);
   auto range = g_by_request.equal_range(request);
-  for (auto it = range.first; it != range.second; ++it) erase_locked(it->second);
+  for (auto it = range.first; it != range.second; ++it) erase_locked(it->second.begin, it->second.token);
   g_by_request.erase(range.first, range.second);
 }
 

@@ -24,7 +24,8 @@ class BufferUse {
  private:
   CallArgs args_;  // a copy: the pointers in it stay valid for the call
   fn::Id id_;
-  std::uint64_t tokens_[2] = {0, 0};  // this call's entries
+  std::uint64_t tokens_[2] = {0, 0};  // this call's entries, and where their buffers begin
+  std::uintptr_t begins_[2] = {0, 0};
   int entries_ = 0;
   bool handed_over_ = false;
 };

@@ -72,7 +72,9 @@ void uses(fn::Id id, const CallArgs& args) {
     const int n = h.use == Use::In ? 1 : (h.count < 0 ? 0 : h.count);
     for (int k = 0; k < n; ++k) {
       const std::uintptr_t bits = read_handle(h.kind, h.where, k);
-      if (bits == null_handle(h.kind)) continue;
+      // A predefined object is never freed by the program (MPI_COMM_WORLD, MPI_BYTE): nothing
+      // to remember, and a message's datatype nearly always is one.
+      if (bits == null_handle(h.kind) || lifetime::builtin_handle(h.kind, bits)) continue;
       const std::uint64_t key = key_of(h.kind, bits);
       Uses& u = my_uses();
       const hb::Epoch now = hb::now();

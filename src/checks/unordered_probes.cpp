@@ -68,10 +68,20 @@ struct CommOps {
 ConcurrentHashMap<std::uintptr_t, std::unique_ptr<CommOps>>& g_comms =
     *new ConcurrentHashMap<std::uintptr_t, std::unique_ptr<CommOps>>;  // never destroyed
 
+// The communicator's record, kept for the run (its operations may still be reported); the
+// thread's last one is remembered, sparing the map's element lock on most calls.
 CommOps& comm_ops(MPI_Comm comm) {
+  struct Last {
+    std::uintptr_t bits;
+    CommOps* ops;
+  };
+  TSMPI_TLS Last last{};
+  const std::uintptr_t bits = handle_bits(comm);
+  if (last.ops && last.bits == bits) return *last.ops;
   std::remove_reference_t<decltype(g_comms)>::accessor a;
-  if (g_comms.insert(a, handle_bits(comm))) a->second = std::make_unique<CommOps>();
-  return *a->second;  // kept for the run: a communicator's operations may still be reported
+  if (g_comms.insert(a, bits)) a->second = std::make_unique<CommOps>();
+  last = Last{bits, a->second.get()};
+  return *last.ops;
 }
 
 const char* kWhy =
@@ -167,7 +177,7 @@ void probed(int fn, MPI_Comm comm, int source, int tag, const MPI_Status* status
     t.pending = true;
     t.probed = message;
     t.probe = me;
-    t.at_probe = hb::clock_now();
+    hb::clock_now_into(t.at_probe);
   }
   if (!found.empty()) report(name_of(comm), found, me);
 }
@@ -178,7 +188,7 @@ void receiving(int fn, MPI_Comm comm, int source, int tag) {
   const hb::Event me = op_here(fn);
   std::vector<Finding> found;
   std::vector<hb::Event> between;  // other threads' operations not ordered before this thread's probe
-  std::string pair;
+  int pair_probe_fn = -1;          // the probe this receive pairs with (named only in reports)
   hb::Event as_pair = me;  // this receive as the end of the thread's probe-and-receive pair
   CommOps& c = comm_ops(comm);
   {
@@ -190,7 +200,7 @@ void receiving(int fn, MPI_Comm comm, int source, int tag) {
     against_pairs(c, me.at.slot, pattern, true, found);
     remember(c, t, pattern, me);
     if (ends_pair) {
-      pair = std::string(fn_name(t.probe.mark.fn)) + "+" + fn_name(fn);
+      pair_probe_fn = t.probe.mark.fn;
       // Other threads' operations before the probe that it is not ordered after; those since
       // the probe were compared with it when they were made.
       for (const ThreadOps& o : c.threads) {
@@ -209,6 +219,8 @@ void receiving(int fn, MPI_Comm comm, int source, int tag) {
     }
   }
   if (!found.empty()) report(name_of(comm), found, as_pair);
+  if (between.empty()) return;
+  const std::string pair = std::string(fn_name(pair_probe_fn)) + "+" + fn_name(fn);
   for (const hb::Event& e : between)
     hb::report_unordered(name_of(comm), why(), e, as_pair, {}, pair, severity());
 }

@@ -488,6 +488,8 @@ Record* find(Kind kind, std::uintptr_t bits) {
 
 }  // namespace
 
+bool builtin_handle(Kind kind, std::uintptr_t bits) { return builtin(kind, bits); }
+
 bool frees_last_reference(Kind kind, std::uintptr_t bits) {
   if (predefined(kind, bits)) return false;
   Record* r = find_recorded(kind, bits);

@@ -55,6 +55,10 @@ void finish();
 // point whose MPI routine would not check it. The kind's error class, raised as for a freed one.
 int refuse_not_a_handle(const CallArgs& args, Kind kind);
 
+// A predefined handle told without asking the MPI (MPICH's builtin handle kind, an object inside
+// Open MPI's library): such an object is never freed. After init().
+bool builtin_handle(Kind kind, std::uintptr_t bits);
+
 // Whether freeing (kind, bits) now would end the object: not predefined, and the application
 // holds one reference (MPI_Comm_group twice gives two). Checking mode's free rule.
 bool frees_last_reference(Kind kind, std::uintptr_t bits);

@@ -140,6 +140,7 @@ Epoch now() {
 bool ordered_before_now(const Epoch& e) { return ordered_before(e, me().clock); }
 
 Clock clock_now() { return me().clock; }
+void clock_now_into(Clock& c) { c = me().clock; }  // reuses c's storage
 
 }  // namespace tsmpi::hb
 

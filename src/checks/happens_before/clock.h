@@ -34,6 +34,8 @@ Epoch now();
 bool ordered_before_now(const Epoch& e);
 // A copy of the calling thread's clock (for checks against later events of other threads).
 Clock clock_now();
+// The same into `c`, without allocating once `c` has the room (a probe per message takes one).
+void clock_now_into(Clock& c);
 // Whether event `e` happens before the point where `c` was taken.
 inline bool ordered_before(const Epoch& e, const Clock& c) {
   return e.slot >= 0 && static_cast<std::size_t>(e.slot) < c.size() && c[e.slot] >= e.value;
