@@ -105,18 +105,13 @@ BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
     std::uintptr_t begin, end;
     if (b.peer == MPI_PROC_NULL || !span_of(b, &begin, &end)) continue;  // MPI_PROC_NULL moves no data
     Mark me = outlives_call ? mark_here(id, 2) : mark_call(id);
-    struct Conflict {
-      std::uintptr_t begin, end;
-      bool receive;
-      Mark mark;
-    };
-    std::vector<Conflict> conflicts;
+    std::vector<InUse::value_type> conflicts;
     {
       std::lock_guard<std::mutex> g(g_mutex);
       auto first = g_in_use.lower_bound(begin > g_longest ? begin - g_longest : 0);
       for (auto it = first; it != g_in_use.end() && it->first < end; ++it) {
         const Entry& e = it->second;
-        if (e.end > begin && (b.receive || e.receive)) conflicts.push_back({it->first, e.end, e.receive, e.mark});
+        if (e.end > begin && (b.receive || e.receive)) conflicts.push_back(*it);
       }
       std::uint64_t token = g_next_token++;
       g_in_use.emplace(begin, Entry{end, b.receive, token, me});
@@ -124,12 +119,12 @@ BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
       begins_[entries_] = begin;
       tokens_[entries_++] = token;
     }
-    for (const Conflict& e : conflicts) {
+    for (const auto& [other_begin, e] : conflicts) {
       const char* what = b.receive && e.receive ? "a receive into a buffer a pending receive still writes"
                          : b.receive            ? "a receive into a buffer a send in flight still reads"
                                                 : "a send of a buffer a receive in flight is writing";
       diag::report_error(std::string(what) + ": " + fn_name(id) + " on " + range_text(begin, end) + " overlaps " +
-                             fn_name(e.mark.fn) + " on " + range_text(e.begin, e.end),
+                             fn_name(e.mark.fn) + " on " + range_text(other_begin, e.end),
                          {involved(e.mark, "began first, in"), involved(me, "in")});
     }
   }

@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "runtime/os.h"
+
 namespace tsmpi {
 
 class Backoff {
@@ -51,15 +53,10 @@ class Backoff {
   }
 
  private:
-  static std::int64_t now_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-  }
   bool yielding() {
     if (sleeping_) return false;
-    if (yield_start_ == 0) yield_start_ = now_ns();
-    else if (now_ns() - yield_start_ > kYieldNs) sleeping_ = true;
+    if (yield_start_ == 0) yield_start_ = monotonic_ns();
+    else if (monotonic_ns() - yield_start_ > kYieldNs) sleeping_ = true;
     return !sleeping_;
   }
 

@@ -172,8 +172,10 @@ int guarded(fn::Id id, const CallArgs& args, Body&& body) {
   if (g_fast_read[id]) {
     FastRead fast;
     if (fast.begin(args) != FastRead::kLock) return body();
+    // kLock: it found a tracked object, so may_concern_tracked would say yes.
+  } else if (!may_concern_tracked(args)) {
+    return body();
   }
-  if (!may_concern_tracked(args)) return body();
   Scope scope(id, args);
   if (!scope.proceed()) return scope.result();
   return scope.finish(body());

@@ -1,7 +1,5 @@
 #include "locking/read_biased_lock.h"
 
-#include <time.h>
-
 #include <mutex>
 #include <vector>
 
@@ -61,12 +59,6 @@ void wait_for_readers(const void* what) {
     Backoff backoff;
     while (g_slots[i].reading.load(std::memory_order_seq_cst) == what) backoff.pause();
   }
-}
-
-std::int64_t biased_lock_clock_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
 }  // namespace tsmpi

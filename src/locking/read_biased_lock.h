@@ -15,6 +15,7 @@
 #include <shared_mutex>
 
 #include "runtime/config.h"
+#include "runtime/os.h"
 
 namespace tsmpi {
 
@@ -29,7 +30,6 @@ ReaderSlot* assign_reader_slot();
 inline ReaderSlot* my_reader_slot() { return tl_reader_slot ? tl_reader_slot : assign_reader_slot(); }
 // Waits until no thread other than the caller reads `what` through its slot.
 void wait_for_readers(const void* what);
-std::int64_t biased_lock_clock_ns();
 
 class ReadBiasedLock {
  public:
@@ -46,7 +46,7 @@ class ReadBiasedLock {
   void lock_shared() {
     m_.lock_shared();
     if (!biased_.load(std::memory_order_relaxed) &&
-        biased_lock_clock_ns() >= inhibit_until_.load(std::memory_order_relaxed))
+        monotonic_ns() >= inhibit_until_.load(std::memory_order_relaxed))
       biased_.store(true, std::memory_order_relaxed);  // no writer can hold the lock now
   }
   void unlock_shared() { m_.unlock_shared(); }
@@ -64,10 +64,10 @@ class ReadBiasedLock {
  private:
   void revoke() {
     if (!biased_.load(std::memory_order_relaxed)) return;
-    const std::int64_t start = biased_lock_clock_ns();
+    const std::int64_t start = monotonic_ns();
     biased_.store(false, std::memory_order_seq_cst);
     wait_for_readers(this);
-    const std::int64_t end = biased_lock_clock_ns();
+    const std::int64_t end = monotonic_ns();
     inhibit_until_.store(end + 9 * (end - start), std::memory_order_relaxed);
   }
 

@@ -2,12 +2,12 @@
 
 #include <mpi.h>
 #include <sched.h>
-#include <time.h>
 
 #include <mutex>
 
 #include "locking/creation_in_flight.h"
 #include "locking/serialize_lock.h"
+#include "runtime/os.h"
 
 namespace tsmpi::serial {
 namespace {
@@ -93,12 +93,6 @@ bool poll_alone(Room& r, Waiter* me) {
   return false;
 }
 
-std::int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 // Polls until `me` finishes, then hands polling to the newest waiter left, if any.
 void poll(Room& r, Waiter* me) {
   // Spinning alone is what the MPI does; after this long without anything finishing the poller
@@ -110,12 +104,12 @@ void poll(Room& r, Waiter* me) {
       if (poll_alone(r, me)) break;
     }
     if (poll_once(r, me)) idle_since = 0;
-    else if (idle_since == 0) idle_since = now_ns();
+    else if (idle_since == 0) idle_since = monotonic_ns();
     if (me->state.load(std::memory_order_relaxed) == kLeft) break;
     // Keep the progress engine turning as a blocking call would; let threads waiting for the
     // lock in, and share the cores when nothing happens (no sleeps: a sleeping poller starves
     // the transfers of other processes that need this one's progress).
-    if (lock_waiters() > 0 || (idle_since != 0 && now_ns() - idle_since > kSpinNs)) sched_yield();
+    if (lock_waiters() > 0 || (idle_since != 0 && monotonic_ns() - idle_since > kSpinNs)) sched_yield();
     else __builtin_ia32_pause();
   }
   std::lock_guard<std::mutex> l(r.mutex);

@@ -10,11 +10,6 @@
 // thread that matched it) receives it with MPI_Mrecv / MPI_Imrecv straight into the
 // application's buffer. Status fields and MPI_Get_count are therefore the MPI's own, for any
 // datatype. Nonblocking receives return a generalized request completed when the data is in.
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -30,6 +25,7 @@
 #include "matching/matched_receive.h"
 #include "matching/policies.h"
 #include "matching/reservations.h"
+#include "runtime/os.h"
 
 namespace tsmpi::matching::helper_policy {
 namespace {
@@ -47,7 +43,7 @@ struct Operation;
 // blocked owner may then return and destroy it). A blocked owner that sleeps does so on `state`
 // (a futex), with `sleeping` set so that the matcher knows to wake it.
 struct Waiter : Queue::Waiter {
-  std::atomic<int> state{0};
+  std::atomic<std::uint32_t> state{0};
   std::atomic<bool> sleeping{false};
   CommState* comm_state = nullptr;
   Operation* operation = nullptr;  // set for nonblocking receives: matched → received → completed
@@ -191,8 +187,7 @@ void deliver(Waiter* w) {
     return;
   }
   w->state.store(1, std::memory_order_seq_cst);
-  if (w->sleeping.load(std::memory_order_seq_cst))
-    syscall(SYS_futex, reinterpret_cast<int*>(&w->state), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  if (w->sleeping.load(std::memory_order_seq_cst)) futex_wake(w->state, 1);
   w->state.store(2, std::memory_order_release);
 }
 
@@ -237,12 +232,8 @@ bool post(CommState& c, Waiter* w) {
 
 // Sleeps at most `ns` or until deliver() matches `w`.
 void sleep_until_matched(Waiter& w, long ns) {
-  static_assert(sizeof(std::atomic<int>) == sizeof(int));
   w.sleeping.store(true, std::memory_order_seq_cst);
-  if (w.state.load(std::memory_order_seq_cst) == 0) {
-    timespec ts{0, ns};
-    syscall(SYS_futex, reinterpret_cast<int*>(&w.state), FUTEX_WAIT_PRIVATE, 0, &ts, nullptr, 0);
-  }
+  if (w.state.load(std::memory_order_seq_cst) == 0) futex_wait(w.state, 0, ns);
   w.sleeping.store(false, std::memory_order_relaxed);
 }
 

@@ -3,9 +3,6 @@
 // see it; it is reserved for the probing thread (matching/reservations.h), and that thread's next
 // receive that can match it takes it with MPI_Mrecv / MPI_Imrecv. Threads without reservations
 // receive exactly as without the policy.
-#include <sched.h>
-
-#include <algorithm>
 #include <atomic>
 
 #include "locking/backoff.h"
@@ -14,6 +11,7 @@
 #include "matching/matched_receive.h"
 #include "matching/policies.h"
 #include "matching/reservations.h"
+#include "runtime/os.h"
 
 namespace tsmpi::matching::mprobe_policy {
 namespace {
@@ -21,10 +19,7 @@ namespace {
 // Threads waiting in a blocking matched probe now, and how many may wait inside the MPI.
 std::atomic<int> g_waiting{0};
 int waiting_in_mpi_bound() {
-  static const int cores = [] {
-    cpu_set_t set;
-    return sched_getaffinity(0, sizeof set, &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
-  }();
+  static const int cores = usable_cores();
   return cores;
 }
 

@@ -32,11 +32,8 @@ std::optional<Reserved> take_reserved_slow(MPI_Comm comm, int source, int tag) {
   Lists::List& t = Lists::mine();
   auto it = find_in(t.items, comm, source, tag);
   if (it == t.items.end()) return std::nullopt;
-  std::optional<Reserved> r(*it);
-  if (it + 1 == t.items.end())
-    t.items.pop_back();  // the usual case: the one message the thread's probe just matched
-  else
-    t.items.erase(it);
+  Reserved r = *it;
+  t.items.erase(it);
   --tl_thread.reserved;
   return r;
 }

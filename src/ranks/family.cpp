@@ -1,11 +1,10 @@
 // Making a family: the processes of a communicator, how many local ranks each has, where they
 // run, and the private duplicates that carry the family's traffic between processes.
-#include <sched.h>
-#include <unistd.h>
 
 #include "matching/mpi_calls.h"
 #include "ranks/comm.h"
 #include "ranks/operations.h"
+#include "runtime/os.h"
 
 namespace tsmpi::ranks {
 
@@ -15,10 +14,7 @@ namespace {
 void tune_spinning(int num_threads) {
   static std::atomic<int> local_ranks{0};
   const int here = local_ranks.fetch_add(num_threads) + num_threads;
-  cpu_set_t allowed;
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) cores = CPU_COUNT(&allowed);
-  g_spin_ns.store(here <= cores ? 50'000 : 2'000, std::memory_order_relaxed);
+  g_spin_ns.store(here <= usable_cores() ? 50'000 : 2'000, std::memory_order_relaxed);
 }
 
 void gather_int(MPI_Comm comm, int mine, std::vector<int>& all) {

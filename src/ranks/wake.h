@@ -4,16 +4,13 @@
 // on a futex until woken. Seed 002's cheap wait/signal: the waker makes a system call only when
 // someone sleeps.
 #pragma once
-#include <linux/futex.h>
 #include <sched.h>
-#include <time.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <climits>
 #include <cstdint>
+
+#include "runtime/os.h"
 
 namespace tsmpi::ranks {
 
@@ -29,12 +26,6 @@ extern std::atomic<std::int64_t> g_spin_ns;
 // load takes the peer's core, spinning stops wasting the time slice the peer needs.
 inline constexpr std::int64_t kMinSpinNs = 500;
 extern constinit thread_local std::int64_t tl_spin_ns;
-
-inline std::int64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 // Spins, then yields, while `pending()`; false if it is still pending after that.
 template <class Pending>
@@ -63,13 +54,6 @@ bool spin_then_yield(Pending&& pending) {
   return !pending();
 }
 
-inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
-}
-inline void futex_wake_all(std::atomic<std::uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-}
-
 // A lock for critical sections of a few dozen instructions (a mailbox's match): spins, then
 // yields, never sleeps in the kernel. std::mutex made the receiver and its sender meet in
 // futex system calls on every message when they collided.
@@ -95,7 +79,7 @@ class Done {
  public:
   bool is() const { return word_.load(std::memory_order_acquire) == 1; }
   void set() {
-    if (word_.exchange(1, std::memory_order_acq_rel) == 2) futex_wake_all(word_);
+    if (word_.exchange(1, std::memory_order_acq_rel) == 2) futex_wake(word_);
   }
   void reset() { word_.store(0, std::memory_order_relaxed); }
   // Blocks until set() (for waits no other process can satisfy).
@@ -116,11 +100,11 @@ class Gate {
   std::uint32_t now() const { return value_.load(std::memory_order_acquire); }
   void advance() {
     value_.fetch_add(1, std::memory_order_seq_cst);
-    if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(value_);
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake(value_);
   }
   void store_and_wake(std::uint32_t v) {
     value_.store(v, std::memory_order_seq_cst);
-    if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(value_);
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake(value_);
   }
   // Blocks until the value has reached `target` (counted modulo 2^32).
   void wait_until(std::uint32_t target) {
