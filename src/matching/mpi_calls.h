@@ -19,6 +19,19 @@ using serial::locked;
 inline int wait(MPI_Request* r, MPI_Status* s) {
   return serial::enabled() ? serial::wait_request(r, s) : PMPI_Wait(r, s);
 }
+// Serialize mode: a blocking call as its nonblocking start and a first test in one hold of the
+// lock (a matched eager message is complete at once), then the wait in locked steps.
+template <class Start>
+int start_then_wait(Start&& start, MPI_Status* s) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc, done = 0;
+  {
+    serial::Guard g;
+    rc = start(&r);
+    if (rc == MPI_SUCCESS) rc = PMPI_Test(&r, &done, s);
+  }
+  return rc == MPI_SUCCESS && !done ? serial::wait_request(&r, s) : rc;
+}
 inline int test(MPI_Request* r, int* flag, MPI_Status* s) {
   return locked([&] { return PMPI_Test(r, flag, s); });
 }
@@ -82,9 +95,7 @@ inline int imrecv(void* buf, int count, MPI_Datatype t, MPI_Message* m, MPI_Requ
 }
 inline int mrecv(void* buf, int count, MPI_Datatype t, MPI_Message* m, MPI_Status* s) {
   if (!serial::enabled()) return PMPI_Mrecv(buf, count, t, m, s);
-  MPI_Request r = MPI_REQUEST_NULL;
-  int rc = imrecv(buf, count, t, m, &r);
-  return rc == MPI_SUCCESS ? wait(&r, s) : rc;
+  return start_then_wait([&](MPI_Request* r) { return PMPI_Imrecv(buf, count, t, m, r); }, s);
 }
 
 #if MPI_VERSION >= 4
@@ -99,9 +110,7 @@ inline int imrecv(void* buf, MPI_Count count, MPI_Datatype t, MPI_Message* m, MP
 }
 inline int mrecv(void* buf, MPI_Count count, MPI_Datatype t, MPI_Message* m, MPI_Status* s) {
   if (!serial::enabled()) return PMPI_Mrecv_c(buf, count, t, m, s);
-  MPI_Request r = MPI_REQUEST_NULL;
-  int rc = imrecv(buf, count, t, m, &r);
-  return rc == MPI_SUCCESS ? wait(&r, s) : rc;
+  return start_then_wait([&](MPI_Request* r) { return PMPI_Imrecv_c(buf, count, t, m, r); }, s);
 }
 #endif
 
