@@ -1,5 +1,6 @@
 # Finds the selected MPI through its own compiler wrapper (mpicc.openmpi or mpicc.mpich), so the
-# two MPIs installed side by side on Debian never mix.
+# two MPIs installed side by side on Debian never mix. Elsewhere (Spack, a site's own MPI) name
+# the wrappers: -DTSMPI_MPICC=.../mpicc -DTSMPI_MPIF90=.../mpif90 -DTSMPI_MPIEXEC=.../mpiexec.
 if(TSMPI_MPI STREQUAL "openmpi")
   set(_names mpicc.openmpi)
   set(_exec_names mpiexec.openmpi)

@@ -3,7 +3,8 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 TSMPI_PACKAGES=(cmake g++ make clang python3 libopenmpi-dev openmpi-bin libmpich-dev mpich
-  libtbb-dev libunwind-dev googletest libgtest-dev python3-matplotlib spin binutils gfortran)
+  libtbb-dev libunwind-dev googletest libgtest-dev python3-matplotlib spin binutils gfortran
+  environment-modules dpkg-dev pkg-config)  # the last three: scripts/test-install, scripts/package
 
 # Installs the Debian packages that are missing (apt-get, as root).
 install_missing_packages() {
