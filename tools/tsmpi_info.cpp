@@ -8,6 +8,7 @@
 
 #include "fn_ids.h"
 #include "fortran/coverage.h"
+#include "runtime/describe.h"
 #include "runtime/function_table.h"
 #include "runtime/options.h"
 #include "version.h"
@@ -15,12 +16,14 @@
 namespace {
 
 void usage() {
-  std::puts("usage: tsmpi-info [--check | --options | --table | --fortran | --help]\n"
+  std::puts("usage: tsmpi-info [--check | --options | --table | --fortran | --function MPI_X | --help]\n"
             "  (no argument)  version, MPI, Fortran coverage, options and the classification table\n"
             "  --check        exit 2 with one line if the TSMPI_* environment is invalid\n"
             "  --options      the options table with the values in effect\n"
             "  --table        the classification of every wrapped MPI function\n"
-            "  --fortran      how each Fortran routine the MPI exports reaches tsmpi (docs/fortran.md)");
+            "  --fortran      how each Fortran routine the MPI exports reaches tsmpi (docs/fortran.md)\n"
+            "  --function MPI_X  the function's table row and every protection tsmpi applies to it under\n"
+            "                 the TSMPI_* settings of the environment");
 }
 
 void print_version() {
@@ -80,6 +83,29 @@ int main(int argc, char** argv) {
   if (!std::strcmp(arg, "--table")) {
     print_table();
     return 0;
+  }
+  if (!std::strcmp(arg, "--function")) {
+    if (argc < 3) {
+      std::fprintf(stderr, "tsmpi-info: --function needs a function name (MPI_Recv, MPI_Comm_dup, ...)\n");
+      return 1;
+    }
+    tsmpi::ParseResult r = tsmpi::parse_options(tsmpi::tsmpi_environment());
+    if (r.error) {
+      std::fprintf(stderr, "%s\n", r.error->c_str());
+      return 2;
+    }
+    int status = 0;
+    for (int a = 2; a < argc; ++a) {
+      const int i = tsmpi::find_function(argv[a]);
+      if (i < 0) {
+        std::fprintf(stderr, "tsmpi-info: %s is not a function this build wraps (%s exports no PMPI_ form of it; "
+                             "tsmpi-info --table lists them)\n", argv[a], TSMPI_MPI_NAME);
+        status = 1;
+        continue;
+      }
+      std::fputs(tsmpi::describe_function(i, r.options).c_str(), stdout);
+    }
+    return status;
   }
   if (*arg) {
     usage();

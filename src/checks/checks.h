@@ -14,6 +14,7 @@
 //                           §3.5.2; called by src/ranks/)
 #pragma once
 #include "checks/buffer_conflicts.h"
+#include "checks/check_rules.h"
 #include "checks/concurrent_collectives.h"
 #include "checks/request_waiters.h"
 #include "checks/tsan_annotations.h"
@@ -26,15 +27,6 @@ namespace tsmpi::checks {
 
 extern bool g_on;  // TSMPI_CHECK != off; set at MPI_Init
 
-// What each detection does for a function; set at MPI_Init from the table.
-struct Rule {
-  bool collective = false;    // Collective category, on a communicator, window or file
-  bool completes = false;     // wait and test families: requests they complete
-  bool moves_data = false;    // point-to-point with message buffers
-  bool frees_request = false; // MPI_Request_free
-  bool creates_request = false; // new:Request: its requests are told from reused values
-  bool frees_object = false;    // frees the communicator, window or file it is collective on
-};
 extern Rule g_rules[fn::kCount];
 // `ordering`: TSMPI_CHECK_ORDER=hb (the happens-before detections, when the observer is preloaded).
 void init(bool ordering);

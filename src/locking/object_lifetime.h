@@ -17,26 +17,12 @@
 #include <string>
 
 #include "fn_ids.h"
+#include "locking/lifetime_rules.h"
 #include "locking/read_biased_lock.h"
 #include "runtime/handles.h"
 #include "runtime/options.h"
 
 namespace tsmpi::lifetime {
-
-enum class Access : std::uint8_t {
-  kNone,    // not checked
-  kRead,    // shared lock on every object the call names
-  kUpdate,  // exclusive lock on the object whose list it updates (Update List)
-  kFree,    // exclusive lock on the object it frees
-};
-
-struct Rule {
-  Access access = Access::kNone;
-  Kind freed = Kind::kNone;  // kFree: the kind of object the call frees
-  bool blocking = false;  // may wait for other processes: no lock is held across it
-  bool locks = true;      // false: existence check only (communication calls under TSMPI_CHECK)
-  bool creates = false;   // returns handles of tracked kinds (MPI_Comm_dup, MPI_Type_vector, ...)
-};
 
 extern Rule g_rules[fn::kCount];
 

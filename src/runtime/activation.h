@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "fn_ids.h"
+#include "runtime/activation_rules.h"
 #include "runtime/options.h"
 
 namespace tsmpi {
@@ -14,22 +15,12 @@ namespace tsmpi {
 // relaxed byte load compiles to the same single compare as a plain one.
 extern std::atomic<std::uint8_t> fn_active[fn::kCount];
 
-// What a wrapper does (fn_active's values):
-enum FnMode : std::uint8_t {
-  kPassThrough = 0,  // nothing: it calls PMPI directly
-  kHooked = 1,       // the hooked path (wrappers/hook.h): every protection its rules select
-  kPolicyOnly = 2,   // a receive-side function that only the probe policy needs: its handler is
-                     // called straight from the wrapper (matching/policy_only.h), without the hook
-};
-
 // True when the wrapper of `id` has nothing to do and calls PMPI directly.
 inline bool pass_through(fn::Id id) { return fn_active[id].load(std::memory_order_relaxed) == kPassThrough; }
 inline std::uint8_t fn_mode(fn::Id id) { return fn_active[id].load(std::memory_order_relaxed); }
 
 // Sets fn_active from the options: a function is active when any feature needs to see it.
 void activate(const Options& o);
-// Whether the options ask for serialize mode (underlying level below multiple).
-bool serialize_mode(const Options& o);
 // Probe policies: the completion functions (wait, test, cancel, MPI_Request_free,
 // MPI_Request_get_status) have work only once a persistent receive exists; they are switched
 // on then, from pass-through, so that programs without one never pay for them. Safe while other

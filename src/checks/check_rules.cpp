@@ -1,0 +1,24 @@
+#include "checks/check_rules.h"
+
+#include <string_view>
+
+namespace tsmpi::checks {
+
+Rule rule_for(const FunctionInfo& f) {
+  Rule r;
+  std::string_view handles = f.handles;
+  const bool on_object = handles.find("Comm") != std::string_view::npos || handles.find("Win") != std::string_view::npos ||
+                         handles.find("File") != std::string_view::npos;
+  r.collective = (f.category == Category::Collective && on_object) || builds_communicator(f);
+  r.completes = f.family == Family::kWait || f.family == Family::kTest;
+  r.frees_request = std::string_view(f.name) == "MPI_Request_free";
+  r.creates_request = std::string_view(f.objects).find("new:Request") != std::string_view::npos;
+  const std::string_view objects = f.objects;
+  r.frees_object = objects.find("free:Comm") != std::string_view::npos ||
+                   objects.find("free:Win") != std::string_view::npos || objects.find("free:File") != std::string_view::npos;
+  r.moves_data = f.family == Family::kSend || f.family == Family::kBsend || f.family == Family::kRecv ||
+                 f.family == Family::kSendrecv || f.family == Family::kMrecv;
+  return r;
+}
+
+}  // namespace tsmpi::checks

@@ -1,0 +1,29 @@
+#include "runtime/activation_rules.h"
+
+#include <string_view>
+
+namespace tsmpi {
+
+bool serialize_mode(const Options& o) { return o.underlying_level != UnderlyingLevel::Multiple; }
+
+bool completes_requests(const FunctionInfo& f) {
+  return f.family == Family::kWait || f.family == Family::kTest || f.family == Family::kCancel ||
+         std::string_view(f.name) == "MPI_Request_free";
+}
+
+FnMode mode_for(const FunctionInfo& f, const Options& o, const Wants& w) {
+  // Statistics count every call and the hang watchdog must see every call a thread may block
+  // in; serialize mode takes every function that needs its lock; a probe policy takes the
+  // receive-side families; object lifetime, checking mode and the attached buffer's lock the
+  // functions their rules select.
+  // MPI processes of address spaces: the MPI's errors go to the calling process's handler.
+  const bool others = o.stats || o.hang_timeout > 0 || o.asp > 0 ||
+                      (serialize_mode(o) && f.serial != Strategy::kUnlocked) || w.lifetime || w.checks || w.own;
+  // Only the probe policy: the wrapper calls its handler directly (no statistics, watchdog,
+  // serialize mode, object lifetime or checking mode to apply). Object lifetime and the
+  // thread-rank engine switch such a function to the hooked path when they start needing it.
+  const bool policy_only = w.policy && !others && !serialize_mode(o) && o.check == CheckMode::Off;
+  return policy_only ? kPolicyOnly : (w.policy || others) ? kHooked : kPassThrough;
+}
+
+}  // namespace tsmpi
