@@ -9,6 +9,14 @@ set(_chunks 8)
 set(TSMPI_TABLE ${CMAKE_SOURCE_DIR}/codegen/mpi_functions.table CACHE FILEPATH "classification table")
 set(TSMPI_GENERATOR ${CMAKE_SOURCE_DIR}/codegen/generate.py)
 set(TSMPI_PMPI_EXPORTS ${TSMPI_GEN_DIR}/pmpi_exports.txt)
+# An MPI that exports functions the table lacks (a newer MPI): stop, naming them (default), or
+# warn: classify them by the table's written rules, wrap them conservatively, list them in
+# tsmpi-info (codegen/README.md).
+set(TSMPI_UNKNOWN_FUNCTIONS "stop" CACHE STRING "exported MPI functions without a table row: stop or warn")
+set_property(CACHE TSMPI_UNKNOWN_FUNCTIONS PROPERTY STRINGS stop warn)
+if(NOT TSMPI_UNKNOWN_FUNCTIONS MATCHES "^(stop|warn)$")
+  message(FATAL_ERROR "TSMPI_UNKNOWN_FUNCTIONS=${TSMPI_UNKNOWN_FUNCTIONS}: allowed values are stop and warn")
+endif()
 
 set(_cflags "")
 foreach(_d IN LISTS TSMPI_MPI_DEFINITIONS)
@@ -35,6 +43,7 @@ endforeach()
 add_custom_command(OUTPUT ${_outputs} ${TSMPI_PMPI_EXPORTS}
   COMMAND ${Python3_EXECUTABLE} ${TSMPI_GENERATOR}
           --table ${TSMPI_TABLE} --mpi ${TSMPI_MPI} --outdir ${TSMPI_GEN_DIR} --chunks ${_chunks}
+          --unknown-functions ${TSMPI_UNKNOWN_FUNCTIONS}
           --clang ${TSMPI_CLANG} --header ${CMAKE_SOURCE_DIR}/codegen/include_mpi.c ${_cflags}
           --ast ${TSMPI_GEN_DIR}/mpi_h_ast.json
           --nm ${TSMPI_NM} --library ${TSMPI_MPI_LIBRARY} --exports ${TSMPI_PMPI_EXPORTS}

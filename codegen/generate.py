@@ -248,6 +248,9 @@ def main():
                     help="a Fortran library of the MPI whose routines must reach tsmpi (repeatable)")
     ap.add_argument("--fortran-only", help="codegen/fortran_only.table")
     ap.add_argument("--objdump", default="objdump")
+    ap.add_argument("--unknown-functions", choices=("stop", "warn"), default="stop",
+                    help="an exported function without a row: stop naming it (default), or classify it by "
+                         "the table's written rules, wrap it conservatively and warn")
     args = ap.parse_args()
 
     if args.clang:
@@ -271,13 +274,22 @@ def main():
     exports = read_exports(args.exports)
     if not exports:
         problems.add(f"no PMPI_ symbols found in {args.exports}")
+    derived = {}  # name -> the rule that classified a function the table lacks
     for pname in sorted(exports):
         name = pname[1:]
-        if name not in table:
-            problems.add(f"{args.mpi} exports {pname} but {name} is not classified in {os.path.basename(args.table)}")
         if pname not in protos:
             problems.add(f"{args.mpi} exports {pname} but its mpi.h declares no prototype for it")
+        elif name not in table and args.unknown_functions == "warn":
+            table[name], derived[name] = derive_row(name, table, protos[pname][1], exports)
+        elif name not in table:
+            problems.add(f"{args.mpi} exports {pname} but {name} is not classified in {os.path.basename(args.table)} "
+                         f"(add its row, or configure with -DTSMPI_UNKNOWN_FUNCTIONS=warn to wrap it conservatively)")
     problems.fail_if_any(f"between {args.mpi} and the table")
+    for name in sorted(derived):
+        row = table[name]
+        print(f"tsmpi codegen: warning: {name} is not in {os.path.basename(args.table)}: classified {row['category']}, "
+              f"blocking {row['blocking']}, family {row['family']}, handles {row['handles']}, threadcomm "
+              f"{row['threadcomm']} ({derived[name]})", file=sys.stderr)
 
     functions = sorted((p[1:] for p in exports), key=str.lower)
     for name in functions:
@@ -289,7 +301,7 @@ def main():
     write_if_changed(os.path.join(args.outdir, "fn_ids.h"), emit_ids(functions, table, args.mpi))
     exported = {"P" + f for f in functions}
     strategies = {name: serial_strategy(table[name], protos, name, exported) for name in functions}
-    write_if_changed(os.path.join(args.outdir, "function_table.cpp"), emit_table(functions, table, strategies))
+    write_if_changed(os.path.join(args.outdir, "function_table.cpp"), emit_table(functions, table, strategies, derived))
     per_chunk = (len(functions) + args.chunks - 1) // args.chunks
     for c in range(args.chunks):
         chunk = functions[c * per_chunk:(c + 1) * per_chunk]
@@ -337,7 +349,7 @@ def emit_ids(functions, table, mpi):
     return "".join(out)
 
 
-def emit_table(functions, table, strategies):
+def emit_table(functions, table, strategies, derived):
     index = {name: i for i, name in enumerate(functions)}
     out = [HEADER, '#include "runtime/function_table.h"\n\nnamespace tsmpi {\n',
            "const FunctionInfo kFunctions[fn::kCount] = {\n"]
@@ -350,7 +362,7 @@ def emit_table(functions, table, strategies):
             f"{nb_id}, {cxx_string(nb)}, Family::k{row['family'].capitalize() if row['family'] != '-' else 'None'}, "
             f"{cxx_string(row['objects'])}, {cxx_string(row['handles'])}, "
             f"Strategy::{strategies[name][0]}, {str(matched(name, row)).lower()}, {cxx_string(row['ignored'])}, "
-            f"ThreadRanks::{THREADCOMM[row['threadcomm']]}}},\n")
+            f"ThreadRanks::{THREADCOMM[row['threadcomm']]}, {cxx_string(derived.get(name, ''))}}},\n")
     out.append("};\n}  // namespace tsmpi\n")
     return "".join(out)
 
@@ -514,6 +526,44 @@ def message_buffers(row, params):
 # holding the lock (rma_sync.cpp).
 SERIAL_HANDLERS = {"MPI_Waitall", "MPI_Win_post", "MPI_Win_start", "MPI_Win_lock", "MPI_Win_unlock",
                    "MPI_Win_lock_all", "MPI_Win_unlock_all"}
+
+
+# Functions with nothing to protect by the standard or by their name: the tools information
+# interface (MPI-4.0 §15.3: thread-safe) and the language and integer handle conversions.
+UNPROTECTED_PREFIXES = ("MPI_T_", "MPIX_T_")
+UNPROTECTED_SUFFIXES = ("_c2f", "_f2c", "_c2f08", "_f082c", "_f082f", "_f2f08", "_toint", "_fromint")
+
+
+def derive_row(name, table, params, exports):
+    """A row for an exported function the table lacks (--unknown-functions warn), by the table's
+    written rules where the name and prototype decide them; otherwise conservative: category
+    Other, so serialize mode calls it under its lock and no other protection applies (no object
+    lifetime, checking mode or probe policy), refused on a thread-rank communicator. Returns
+    (row, the rule used)."""
+    handles = [kind + ("*" if pointer else "") for kind, pointer in handle_params(params)]
+    row = {"function": name, "category": "Other", "blocking": "no", "nonblocking": "-", "family": "-",
+           "objects": "-", "handles": ",".join(handles) or "-", "ignored": "-", "threadcomm": "-",
+           "line": "derived"}
+    rule = "conservative: serialized, no other protection"
+    base = name[:-2] if name.endswith("_c") else None
+    if base and base in table and "derived" not in table[base]["line"]:
+        # The large-count form of a classified function: the same row (MPI-4.0 §2.5.8).
+        row.update({k: table[base][k] for k in ("category", "blocking", "family", "objects", "handles", "ignored",
+                                                 "threadcomm")})
+        nb = table[base]["nonblocking"]
+        row["nonblocking"] = nb + "_c" if nb != "-" and ("P" + nb + "_c") in exports and nb + "_c" in table else "-"
+        rule = f"the large-count form of {base}"
+    else:
+        if name.startswith(UNPROTECTED_PREFIXES) or name.endswith(UNPROTECTED_SUFFIXES):
+            row["category"] = "None"
+            rule = "tools interface or handle conversion: nothing to protect"
+        if {k for k, _ in handle_params(params)} & {"Comm", "Group", "Message"}:
+            row["threadcomm"] = "refuse"  # the thread-rank engine has no implementation of it
+    row["handles_list"] = [] if row["handles"] == "-" else row["handles"].split(",")
+    row["objects_list"] = [] if row["objects"] == "-" else row["objects"].split(",")
+    row["ignored_list"] = [] if row["ignored"] == "-" else parse_ignored(row["ignored"], name, Problems())
+    row["line"] = f"derived ({rule})"
+    return row, rule
 
 
 def serial_strategy(row, protos, name, exported):

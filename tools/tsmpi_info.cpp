@@ -35,6 +35,13 @@ void print_version() {
   std::printf("tsmpi %s, built for %s (%d wrapped functions)\nMPI: %s\nmpiexec: %s\n", TSMPI_VERSION,
               TSMPI_MPI_NAME, static_cast<int>(tsmpi::fn::kCount), first.c_str(), TSMPI_MPIEXEC);
   std::printf("Fortran: %s\n", tsmpi::fortran::coverage_line().c_str());
+  std::string derived;
+  int n = 0;
+  for (const auto& f : tsmpi::kFunctions)
+    if (*f.derived) derived += (n++ ? ", " : "") + std::string(f.name);
+  if (n)
+    std::printf("not in the table, classified by rule at build time (TSMPI_UNKNOWN_FUNCTIONS=warn): %d: %s\n", n,
+                derived.c_str());
 }
 
 int print_options() {
@@ -58,7 +65,8 @@ void print_table() {
     std::printf("%-36s %-11s %-5s %-28s %-11s %-24s %-40s %-20s %-12s %-10s %s\n", f.name,
                 tsmpi::category_name(f.category), f.blocking ? "yes" : "no", f.nonblocking_name,
                 tsmpi::family_name(f.family), f.objects, f.handles, tsmpi::strategy_name(f.serial),
-                f.matched ? "matched" : "-", tsmpi::thread_ranks_name(f.threadcomm), f.ignored);
+                f.matched ? "matched" : "-", tsmpi::thread_ranks_name(f.threadcomm),
+                (std::string(f.ignored) + (*f.derived ? std::string("  [not in the table: ") + f.derived + "]" : "")).c_str());
 }
 
 }  // namespace

@@ -291,6 +291,40 @@ int Testsome(O&& o, int n, MPI_Request* requests, int* outcount, int* indices, M
                              [&](MPI_Request* r) { return mpi::testsome(n, r, outcount, indices, statuses); });
 }
 
+#if TSMPI_HAVE_MPI_4_1
+// MPI 4.1's status queries of several requests: they neither complete nor free, so the
+// substitutes are looked up in a copy and nothing is written back.
+template <class O, class Call>
+int looking_through(O&& o, int n, const MPI_Request* requests, Call&& call) {
+  if (!any_substitutes()) return o();
+  std::vector<MPI_Request> copy(requests, requests + n);
+  bool any = false;
+  for (auto& r : copy) {
+    const MPI_Request s = substitute_of(r);
+    any = any || s != r;
+    r = s;
+  }
+  return any ? call(copy.data()) : o();
+}
+template <class O>
+int Request_get_status_any(O&& o, int n, const MPI_Request* requests, int* index, int* flag, MPI_Status* status) {
+  return looking_through(o, n, requests,
+                         [&](const MPI_Request* r) { return mpi::request_get_status_any(n, r, index, flag, status); });
+}
+template <class O>
+int Request_get_status_all(O&& o, int n, const MPI_Request* requests, int* flag, MPI_Status* statuses) {
+  return looking_through(o, n, requests,
+                         [&](const MPI_Request* r) { return mpi::request_get_status_all(n, r, flag, statuses); });
+}
+template <class O>
+int Request_get_status_some(O&& o, int n, const MPI_Request* requests, int* outcount, int* indices,
+                            MPI_Status* statuses) {
+  return looking_through(o, n, requests, [&](const MPI_Request* r) {
+    return mpi::request_get_status_some(n, r, outcount, indices, statuses);
+  });
+}
+#endif
+
 #undef TSMPI_POLICY_CALL
 
 }  // namespace tsmpi::matching

@@ -10,6 +10,7 @@
 
 #include "locking/progress.h"
 #include "locking/serialize_lock.h"
+#include "runtime/mpi_version.h"
 
 namespace tsmpi::mpi {
 
@@ -63,6 +64,17 @@ inline int testsome(int n, MPI_Request* r, int* outcount, int* indices, MPI_Stat
 inline int request_get_status(MPI_Request r, int* flag, MPI_Status* s) {
   return locked([&] { return PMPI_Request_get_status(r, flag, s); });
 }
+#if TSMPI_HAVE_MPI_4_1
+inline int request_get_status_any(int n, const MPI_Request* r, int* index, int* flag, MPI_Status* s) {
+  return locked([&] { return PMPI_Request_get_status_any(n, r, index, flag, s); });
+}
+inline int request_get_status_all(int n, const MPI_Request* r, int* flag, MPI_Status* s) {
+  return locked([&] { return PMPI_Request_get_status_all(n, r, flag, s); });
+}
+inline int request_get_status_some(int n, const MPI_Request* r, int* outcount, int* indices, MPI_Status* s) {
+  return locked([&] { return PMPI_Request_get_status_some(n, r, outcount, indices, s); });
+}
+#endif
 inline int cancel(MPI_Request* r) {
   return locked([&] { return PMPI_Cancel(r); });
 }

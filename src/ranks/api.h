@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "ranks/transport.h"
+#include "runtime/mpi_version.h"
 
 namespace tsmpi::ranks {
 
@@ -68,6 +69,12 @@ int testany(int count, MPI_Request* requests, int* index, int* flag, MPI_Status*
 int waitsome(int incount, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses);
 int testsome(int incount, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses);
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+#if TSMPI_HAVE_MPI_4_1
+int request_get_status_any(int count, const MPI_Request* requests, int* index, int* flag, MPI_Status* status);
+int request_get_status_all(int count, const MPI_Request* requests, int* flag, MPI_Status* statuses);
+int request_get_status_some(int incount, const MPI_Request* requests, int* outcount, int* indices,
+                            MPI_Status* statuses);
+#endif
 int start(MPI_Request* request);
 int startall(int count, MPI_Request* requests);
 int cancel(MPI_Request* request);

@@ -60,6 +60,17 @@ inline int Testany(int n, MPI_Request* r, int* i, int* f, MPI_Status* s) { retur
 inline int Waitsome(int n, MPI_Request* r, int* o, int* i, MPI_Status* s) { return api::waitsome(n, r, o, i, s); }
 inline int Testsome(int n, MPI_Request* r, int* o, int* i, MPI_Status* s) { return api::testsome(n, r, o, i, s); }
 inline int Request_get_status(MPI_Request r, int* f, MPI_Status* s) { return api::request_get_status(r, f, s); }
+#if TSMPI_HAVE_MPI_4_1
+inline int Request_get_status_any(int n, const MPI_Request* r, int* i, int* f, MPI_Status* s) {
+  return api::request_get_status_any(n, r, i, f, s);
+}
+inline int Request_get_status_all(int n, const MPI_Request* r, int* f, MPI_Status* s) {
+  return api::request_get_status_all(n, r, f, s);
+}
+inline int Request_get_status_some(int n, const MPI_Request* r, int* o, int* i, MPI_Status* s) {
+  return api::request_get_status_some(n, r, o, i, s);
+}
+#endif
 inline int Start(MPI_Request* r) { return api::start(r); }
 inline int Startall(int n, MPI_Request* r) { return api::startall(n, r); }
 inline int Cancel(MPI_Request* r) { return api::cancel(r); }

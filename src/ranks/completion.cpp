@@ -121,6 +121,35 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   return rc;
 }
 
+#if TSMPI_HAVE_MPI_4_1
+int request_get_status_any(int count, const MPI_Request* requests, int* index, int* flag, MPI_Status* status) {
+  PersistentSnapshot p(count, requests);
+  progress();
+  int rc = mpi::request_get_status_any(count, requests, index, flag, status);
+  if (*flag && *index != MPI_UNDEFINED) p.fix(*index, status);
+  return rc;
+}
+
+int request_get_status_all(int count, const MPI_Request* requests, int* flag, MPI_Status* statuses) {
+  PersistentSnapshot p(count, requests);
+  progress();
+  int rc = mpi::request_get_status_all(count, requests, flag, statuses);
+  if (*flag && statuses != MPI_STATUSES_IGNORE)
+    for (int i = 0; i < count; ++i) p.fix(i, &statuses[i]);
+  return rc;
+}
+
+int request_get_status_some(int incount, const MPI_Request* requests, int* outcount, int* indices,
+                            MPI_Status* statuses) {
+  PersistentSnapshot p(incount, requests);
+  progress();
+  int rc = mpi::request_get_status_some(incount, requests, outcount, indices, statuses);
+  if (statuses != MPI_STATUSES_IGNORE && *outcount != MPI_UNDEFINED)
+    for (int i = 0; i < *outcount; ++i) p.fix(indices[i], &statuses[i]);
+  return rc;
+}
+#endif
+
 int start(MPI_Request* request) {
   if (Persistent* p = find_persistent(*request)) return persistent_start(p);
   return mpi::locked([&] { return PMPI_Start(request); });

@@ -153,6 +153,9 @@ std::string describe_function(int i, const Options& o) {
                                  ", ignored " + f.ignored + ", threadcomm " + thread_ranks_name(f.threadcomm));
   std::string opts;
   for (const auto& spec : option_specs()) opts += (opts.empty() ? "" : " ") + std::string(spec.name) + "=" + option_value(o, spec.name);
+  if (*f.derived)
+    line("not in the table: ", std::string("classified when tsmpi was built, by the rule ") + f.derived +
+                                   " (TSMPI_UNKNOWN_FUNCTIONS=warn)");
   line("options:          ", opts + " (and the program asks for MPI_THREAD_MULTIPLE)");
 
   const lifetime::Rule l = lifetime::rule_for(f, o);

@@ -41,6 +41,9 @@ struct FunctionInfo {
   bool matched;                   // goes through the probe policy (src/matching/handlers.h)
   const char* ignored;            // arguments the standard says are ignored, and when; or "-"
   ThreadRanks threadcomm;         // on a thread-rank communicator (src/ranks/)
+  // "" for a row of the table; for a function the table lacks, built with
+  // -DTSMPI_UNKNOWN_FUNCTIONS=warn, the rule the generator classified it by (codegen/README.md).
+  const char* derived;
 };
 
 extern const FunctionInfo kFunctions[fn::kCount];

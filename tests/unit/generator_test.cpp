@@ -19,15 +19,16 @@ struct GeneratorRun {
 };
 
 GeneratorRun generate(const std::string& table, const std::string& case_name,
-                      const std::string& exports = "mini_exports.txt") {
+                      const std::string& exports = "mini_exports.txt", const std::string& ast = "mini_ast.json",
+                      const std::string& extra = "") {
   fs::path outdir = fs::path(TSMPI_TEST_TMPDIR) / case_name;
   fs::remove_all(outdir);
   fs::create_directories(outdir);
   fs::path log = outdir / "log.txt";
   std::string fixtures = TSMPI_TEST_FIXTURES;
   std::string cmd = std::string(TSMPI_TEST_PYTHON) + " " + TSMPI_TEST_GENERATOR + " --table " + fixtures + "/" +
-                    table + " --ast " + fixtures + "/mini_ast.json --exports " + fixtures + "/" +
-                    exports + " --mpi openmpi --chunks 2 --outdir " + outdir.string() + " > " +
+                    table + " --ast " + fixtures + "/" + ast + " --exports " + fixtures + "/" +
+                    exports + " --mpi openmpi --chunks 2 " + extra + " --outdir " + outdir.string() + " > " +
                     log.string() + " 2>&1";
   int rc = std::system(cmd.c_str());
   std::ifstream in(log);
@@ -75,7 +76,7 @@ TEST(Generator, EmitsOneWrapperPerExportedFunction) {
   std::string table = read_all(r.outdir / "function_table.cpp");
   EXPECT_NE(table.find("{\"MPI_Send\", Category::CommIO, true, -1, \"MPI_Isend\", Family::kSend"), std::string::npos)
       << table;
-  EXPECT_NE(table.find("\"-\", Strategy::kUnlocked, false, \"-\", ThreadRanks::kNone}"), std::string::npos)
+  EXPECT_NE(table.find("\"-\", Strategy::kUnlocked, false, \"-\", ThreadRanks::kNone, \"\"}"), std::string::npos)
       << table;  // MPI_Wtime
 }
 
@@ -145,7 +146,7 @@ TEST(Generator, RoutesReceiveSideFamiliesToTheProbePolicies) {
   std::string table = read_all(r.outdir / "function_table.cpp");
   EXPECT_NE(table.find("{\"MPI_Wait\", Category::CommIO, true"), std::string::npos);
   EXPECT_NE(table.find("Family::kWait, \"free:Request\", \"Request&\", Strategy::kPoll, true, \"-\", "
-                       "ThreadRanks::kComplete}"),
+                       "ThreadRanks::kComplete, \"\"}"),
             std::string::npos)
       << table;
 }
@@ -211,4 +212,40 @@ TEST(Generator, FailsNamingAnIgnoredArgumentOrConditionItCannotResolve) {
                           "nonleader, inplace(buffer))"),
             std::string::npos)
       << r.output;
+}
+
+// An MPI exporting functions the table lacks (a newer MPI): by default the build stops naming
+// each; with --unknown-functions warn each is classified by the table's rules where its name and
+// prototype decide (a large-count form as its base, the tools interface as None), otherwise
+// conservatively (Other: serialized, nothing else; refused on thread-rank communicators), named
+// in a warning and marked in the function table for tsmpi-info.
+TEST(Generator, UnknownFunctionsStopByDefaultAndAreClassifiedWhenAsked) {
+  GeneratorRun stop = generate("table_ok.table", "unknown_stop", "exports_unknown.txt", "unknown_ast.json");
+  EXPECT_NE(stop.status, 0);
+  for (const char* name : {"MPI_Send_c", "MPI_T_pvar_get_num", "MPI_Comm_flush_buffer"})
+    EXPECT_NE(stop.output.find(std::string("exports P") + name + " but " + name + " is not classified"),
+              std::string::npos) << stop.output;
+  EXPECT_NE(stop.output.find("-DTSMPI_UNKNOWN_FUNCTIONS=warn"), std::string::npos) << stop.output;
+
+  GeneratorRun warn = generate("table_ok.table", "unknown_warn", "exports_unknown.txt", "unknown_ast.json",
+                               "--unknown-functions warn");
+  ASSERT_EQ(warn.status, 0) << warn.output;
+  EXPECT_NE(warn.output.find("warning: MPI_Comm_flush_buffer is not in table_ok.table: classified Other"),
+            std::string::npos) << warn.output;
+  const std::string table = read_all(warn.outdir / "function_table.cpp");
+  EXPECT_NE(table.find("{\"MPI_Comm_flush_buffer\", Category::Other, false, -1, \"-\", Family::kNone, \"-\", \"Comm\", "
+                       "Strategy::kLocked, false, \"-\", ThreadRanks::kRefuse, \"conservative: serialized, no other "
+                       "protection\"}"),
+            std::string::npos) << table;
+  EXPECT_NE(table.find("{\"MPI_Send_c\", Category::CommIO, true, -1, \"-\", Family::kSend, \"-\", \"Datatype,Comm\", "
+                       "Strategy::kBlockingLocked, false, \"-\", ThreadRanks::kRefuse, \"the large-count form of "
+                       "MPI_Send\"}"),
+            std::string::npos) << table;
+  EXPECT_NE(table.find("{\"MPI_T_pvar_get_num\", Category::None, false, -1, \"-\", Family::kNone, \"-\", \"-\", "
+                       "Strategy::kUnlocked"),
+            std::string::npos) << table;
+  // Rows of the table are marked as such.
+  EXPECT_NE(table.find("ThreadRanks::kRefuse, \"\"}"), std::string::npos) << table;
+  const std::string wrappers = read_all(warn.outdir / "wrappers_0.cpp") + read_all(warn.outdir / "wrappers_1.cpp");
+  EXPECT_NE(wrappers.find("int MPI_Comm_flush_buffer("), std::string::npos);
 }
