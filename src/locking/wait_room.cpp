@@ -46,6 +46,14 @@ void tell(Waiter* w, std::uint32_t what) {
   if (what == kFinished) w->state.store(kLeft, std::memory_order_release);
 }
 
+// Runs w's test once, under the lock; its result goes to w.rc (read by the owner only once told
+// kFinished). Returns whether it finished or failed.
+bool test_once(Waiter& w) {
+  int flag = 0;
+  w.rc = w.test(w.context, &flag);
+  return w.rc != MPI_SUCCESS || flag;
+}
+
 // One pass of the poller: every registered test once, under the lock. Returns whether any
 // finished; finished ones are unlinked, `me` without being told.
 bool poll_once(Room& r, Waiter* me) {
@@ -55,11 +63,8 @@ bool poll_once(Room& r, Waiter* me) {
   std::lock_guard<std::mutex> l(r.mutex);
   for (Waiter* w = r.first.load(std::memory_order_relaxed); w;) {
     Waiter* next = w->next;
-    int flag = 0;
-    int rc = w->test(w->context, &flag);
-    if (rc != MPI_SUCCESS || flag) {
+    if (test_once(*w)) {
       any = true;
-      w->rc = rc;
       unlink(r, w);
       if (w == me) me->state.store(kLeft, std::memory_order_relaxed);
       else tell(w, kFinished);
@@ -79,10 +84,7 @@ bool poll_alone(Room& r, Waiter* me) {
   Guard g;
   while (r.first.load(std::memory_order_acquire) == me && me->next == nullptr && lock_waiters() == 0) {
     if (creations_in_flight()) progress_creations();  // as every pass does (creation_in_flight.h)
-    int flag = 0;
-    const int rc = me->test(me->context, &flag);
-    if (rc != MPI_SUCCESS || flag) {
-      me->rc = rc;
+    if (test_once(*me)) {
       std::lock_guard<std::mutex> l(r.mutex);
       unlink(r, me);
       me->state.store(kLeft, std::memory_order_relaxed);
@@ -125,9 +127,7 @@ bool test_before_joining(Waiter& w) {
   if (!mpi_lock().try_lock()) return false;
   std::lock_guard<std::mutex> g(mpi_lock(), std::adopt_lock);
   if (creations_in_flight()) progress_creations();
-  int flag = 0;
-  w.rc = w.test(w.context, &flag);
-  return w.rc != MPI_SUCCESS || flag;
+  return test_once(w);
 }
 
 }  // namespace

@@ -96,11 +96,13 @@ std::string lifetime_text(const FunctionInfo& f, const Options& o, const lifetim
     case lifetime::Access::kUpdate:
       t = "updates " + kinds + ": an exclusive lock on the object whose list it changes, so it is atomic for readers";
       break;
-    case lifetime::Access::kFree:
-      t = "frees a " + std::string(kinds_of(f.objects).empty() ? kinds : kinds_of(f.objects)) +
+    case lifetime::Access::kFree: {
+      const std::string freed = kinds_of(f.objects);
+      t = "frees a " + (freed.empty() ? kinds : freed) +
           ": an exclusive lock, then the object goes into quarantine (TSMPI_QUARANTINE=" + std::to_string(o.quarantine) +
           " per kind) before the MPI frees it, so a stale handle is refused with its kind's error class";
       break;
+    }
     default: break;
   }
   if (r.blocking) t += "; blocking: no lock is held while it waits, the objects are kept alive instead";
@@ -170,9 +172,10 @@ std::string describe_function(int i, const Options& o) {
   w.checks = check_on && checks::selects(c);
   w.own = own::uses_attached_buffer(f.family);
   std::string mode = wrapper_text(mode_for(f, o, w));
-  if (w.lifetime && lifetime::kinds_to_wait_for(f, l) && mode_for(f, o, Wants{w.policy, false, w.checks, w.own}) != kHooked)
-    mode += " (" + wrapper_text(mode_for(f, o, Wants{w.policy, false, w.checks, w.own})) +
-            " until the program makes an object of its kinds)";
+  // Object lifetime switches a read-only call on with the program's first object of its kinds.
+  const FnMode before_objects = mode_for(f, o, Wants{w.policy, false, w.checks, w.own});
+  if (w.lifetime && lifetime::kinds_to_wait_for(f, l) && before_objects != kHooked)
+    mode += " (" + wrapper_text(before_objects) + " until the program makes an object of its kinds)";
   line("wrapper:          ", mode);
 
   const std::string level = option_value(o, "TSMPI_UNDERLYING_LEVEL");
@@ -188,12 +191,11 @@ std::string describe_function(int i, const Options& o) {
                                                   "receives from MPI_PROC_NULL and checking mode's probe rule"
                                                 : ""));
   line("object lifetime:  ", lifetime_text(f, o, l));
+  Options checked = o;  // what checking mode would do, when it is off
+  checked.check = CheckMode::Warn;
   line("checking mode:    ", check_on ? checks_text(f, o, c, l)
-                                      : "off (TSMPI_CHECK=off); with warn|abort: " + checks_text(f, o, c, lifetime::rule_for(f, [&] {
-                                          Options checked = o;
-                                          checked.check = CheckMode::Warn;
-                                          return checked;
-                                        }())));
+                                      : "off (TSMPI_CHECK=off); with warn|abort: " +
+                                            checks_text(f, o, c, lifetime::rule_for(f, checked)));
   line("attached buffer:  ", w.own ? "under the attached buffer's lock (Own: attach, detach and buffered sends)" : "-");
   if (o.hang_timeout > 0)
     line("hang watchdog:    ", f.blocking ? "reported with every thread's call and backtrace when blocked longer than " +
