@@ -25,4 +25,20 @@ inline int wait_request(MPI_Request* request, MPI_Status* status) {
   return poll_until_done([&](int* flag) { return PMPI_Test(request, flag, status); });
 }
 
+// A blocking call as its nonblocking start(&request) and a first test(&flag) in one hold of the
+// lock (an eager send, or a receive whose message has arrived, completes there: one lock round
+// trip instead of two), then the test in locked steps until done. before() runs in that hold
+// first.
+template <class Start, class Test, class Before>
+int start_then_poll(MPI_Request* request, Start&& start, Test&& test, Before&& before) {
+  int rc, done = 0;
+  {
+    Guard g;
+    before();
+    rc = start(request);
+    if (rc == MPI_SUCCESS) rc = test(&done);
+  }
+  return rc == MPI_SUCCESS && !done ? poll_until_done(test) : rc;
+}
+
 }  // namespace tsmpi::serial

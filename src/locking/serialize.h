@@ -42,14 +42,12 @@ int call_locked(fn::Id id, Pmpi&& pmpi, const Objects& objects) {
 // A blocking receive's completion errors are raised on its communicator (completion_errors.h).
 bool raises_on_comm(fn::Id id);
 
-// A blocking call as its nonblocking form: started under the lock, completed in locked steps.
-// The first test is made in the same hold as the start: an eager send or a receive whose
-// message has arrived completes there, with one lock round trip instead of two.
-
+// A blocking call as its nonblocking form (start_then_poll), with the wrapper's duties: the
+// communicators being created progress first, a receive's completion error is raised on its
+// communicator, and created or freed objects are tracked.
 template <class Start>
 int start_and_wait(fn::Id id, const StartWait<Start>& extra, const Objects& objects) {
   MPI_Request request = MPI_REQUEST_NULL;
-  int rc, done = 0;
   const bool quiet = raises_on_comm(id);
   bool unraised = false;
   auto test = [&](int* flag) {
@@ -59,13 +57,9 @@ int start_and_wait(fn::Id id, const StartWait<Start>& extra, const Objects& obje
     unraised = r != MPI_SUCCESS && q.unraised();
     return r;
   };
-  {
-    Guard g;
+  int rc = start_then_poll(&request, extra.start, test, [] {
     if (TSMPI_UNLIKELY(creations_in_flight())) progress_creations();
-    rc = extra.start(&request);
-    if (rc == MPI_SUCCESS) rc = test(&done);
-  }
-  if (rc == MPI_SUCCESS && !done) rc = poll_until_done(test);
+  });
   if (TSMPI_UNLIKELY(unraised)) {
     Guard g;
     rc = raise_on(handle_from_bits<MPI_Comm>(objects.in.bits), rc);

@@ -20,18 +20,12 @@ using serial::locked;
 inline int wait(MPI_Request* r, MPI_Status* s) {
   return serial::enabled() ? serial::wait_request(r, s) : PMPI_Wait(r, s);
 }
-// Serialize mode: a blocking call as its nonblocking start and a first test in one hold of the
-// lock (a matched eager message is complete at once), then the wait in locked steps.
+// Serialize mode: a blocking call as its nonblocking start and tests (serial::start_then_poll).
 template <class Start>
 int start_then_wait(Start&& start, MPI_Status* s) {
   MPI_Request r = MPI_REQUEST_NULL;
-  int rc, done = 0;
-  {
-    serial::Guard g;
-    rc = start(&r);
-    if (rc == MPI_SUCCESS) rc = PMPI_Test(&r, &done, s);
-  }
-  return rc == MPI_SUCCESS && !done ? serial::wait_request(&r, s) : rc;
+  return serial::start_then_poll(
+      &r, start, [&](int* flag) { return PMPI_Test(&r, flag, s); }, [] {});
 }
 inline int test(MPI_Request* r, int* flag, MPI_Status* s) {
   return locked([&] { return PMPI_Test(r, flag, s); });
