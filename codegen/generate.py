@@ -301,7 +301,8 @@ def main():
     write_if_changed(os.path.join(args.outdir, "fn_ids.h"), emit_ids(functions, table, args.mpi))
     exported = {"P" + f for f in functions}
     strategies = {name: serial_strategy(table[name], protos, name, exported) for name in functions}
-    write_if_changed(os.path.join(args.outdir, "function_table.cpp"), emit_table(functions, table, strategies, derived))
+    write_if_changed(os.path.join(args.outdir, "function_table.cpp"),
+                     emit_table(functions, table, strategies, derived, protos))
     per_chunk = (len(functions) + args.chunks - 1) // args.chunks
     for c in range(args.chunks):
         chunk = functions[c * per_chunk:(c + 1) * per_chunk]
@@ -349,7 +350,7 @@ def emit_ids(functions, table, mpi):
     return "".join(out)
 
 
-def emit_table(functions, table, strategies, derived):
+def emit_table(functions, table, strategies, derived, protos):
     index = {name: i for i, name in enumerate(functions)}
     out = [HEADER, '#include "runtime/function_table.h"\n\nnamespace tsmpi {\n',
            "const FunctionInfo kFunctions[fn::kCount] = {\n"]
@@ -362,7 +363,8 @@ def emit_table(functions, table, strategies, derived):
             f"{nb_id}, {cxx_string(nb)}, Family::k{row['family'].capitalize() if row['family'] != '-' else 'None'}, "
             f"{cxx_string(row['objects'])}, {cxx_string(row['handles'])}, "
             f"Strategy::{strategies[name][0]}, {str(matched(name, row)).lower()}, {cxx_string(row['ignored'])}, "
-            f"ThreadRanks::{THREADCOMM[row['threadcomm']]}, {cxx_string(derived.get(name, ''))}}},\n")
+            f"ThreadRanks::{THREADCOMM[row['threadcomm']]}, {cxx_string(derived.get(name, ''))}, "
+            f"{str(one_read_handle(name, row, protos['P' + name][1]) is not None).lower()}}},\n")
     out.append("};\n}  // namespace tsmpi\n")
     return "".join(out)
 
@@ -479,6 +481,26 @@ def handle_args(row, params):
 
 IGNORED_BITS = {"nonroot": "kNonRoot", "nonleader": "kNonRoot", "nonleaf": "kNonLeaf", "procnull": "kProcNull",
                 "inplace": "kInPlace"}
+
+
+def one_read_handle(name, row, params):
+    """(kind, parameter index) of the one object a call reads, when object lifetime's fast read
+    can be taken straight from the wrapper (kLifetimeRead, src/wrappers/lifetime_read.h): an
+    Access Only or Read List call that does not block, names exactly one handle, a single one it
+    only reads and that counts everywhere, and no attribute key; None otherwise."""
+    if row["category"] not in ("AccessOnly", "ReadList") or row["blocking"] == "yes" or matched(name, row):
+        return None
+    if row["family"] in HANDLED_FAMILIES:
+        return None
+    handles = [split_handle(h) for h in row["handles_list"]]
+    positions = [i for i, (t, _) in enumerate(params) if HANDLE_TYPE.match(norm_type(t))]
+    if len(handles) != 1 or len(positions) != 1 or handles[0][1] != "":
+        return None
+    if any(n.endswith("keyval") and norm_type(t) in ("int", "int *") for t, n in params):
+        return None
+    if ignored_when(row, standard_names(params), standard_names(params)[positions[0]])[0]:
+        return None
+    return handles[0][0], positions[0]
 
 
 def ignored_when(row, names, param):
@@ -693,6 +715,20 @@ def emit_wrappers(functions, table, protos, strategies):
                        f"  const std::uint8_t mode = tsmpi::fn_mode(tsmpi::fn::{name});\n"
                        f"  if (TSMPI_LIKELY(mode == tsmpi::kPassThrough)) return {pmpi}({call_args});\n"
                        f"  if (mode == tsmpi::kPolicyOnly) return policy_{name}({call_args});\n"
+                       f"  return hooked_{name}({call_args});\n}}\n\n")
+            continue
+        one = one_read_handle(name, row, params)
+        if one:
+            # Only object lifetime needs it (kLifetimeRead): its fast read with the one handle,
+            # the hook for what that cannot settle (wrappers/lifetime_read.h).
+            kind, pos = one
+            out.append(f"[[gnu::noinline]] static {ret} read_{name}({fixed}) {{\n"
+                       f"  return tsmpi::lifetime::read_one(tsmpi::Kind::{kind}, tsmpi::handle_bits(a{pos}),\n"
+                       f"      [&]() {{ return {pmpi}({call_args}); }}, [&]() {{ return hooked_{name}({call_args}); }});\n}}\n")
+            out.append(f"{wrapper}"
+                       f"  const std::uint8_t mode = tsmpi::fn_mode(tsmpi::fn::{name});\n"
+                       f"  if (TSMPI_LIKELY(mode == tsmpi::kPassThrough)) return {pmpi}({call_args});\n"
+                       f"  if (mode == tsmpi::kLifetimeRead) return read_{name}({call_args});\n"
                        f"  return hooked_{name}({call_args});\n}}\n\n")
             continue
         out.append(f"{wrapper}"

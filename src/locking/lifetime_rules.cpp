@@ -83,4 +83,9 @@ std::uint32_t kinds_to_wait_for(const FunctionInfo& f, const Rule& r) {
   return read_only ? kinds : 0;
 }
 
+bool fast_read_applies(const FunctionInfo& f, const Rule& r) {
+  return kinds_to_wait_for(f, r) != 0 && !r.blocking &&
+         (f.category == Category::AccessOnly || f.category == Category::ReadList);
+}
+
 }  // namespace tsmpi::lifetime

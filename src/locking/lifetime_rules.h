@@ -34,6 +34,9 @@ Rule rule_for(const FunctionInfo& f, const Options& o);
 // the program made an object of its kinds.
 std::uint32_t kinds_to_wait_for(const FunctionInfo& f, const Rule& r);
 inline std::uint32_t kind_bit(Kind k) { return std::uint32_t{1} << static_cast<int>(k); }
+// Whether the call may take the fast read (object_lifetime.h's FastRead): it only reads the
+// objects it names (Access Only, Read List), waits for their kinds and for no other process.
+bool fast_read_applies(const FunctionInfo& f, const Rule& r);
 
 // Whether object lifetime keeps records of the kind (requests are the MPI's to check).
 bool tracked(Kind k);

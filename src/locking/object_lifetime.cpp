@@ -28,6 +28,7 @@ namespace tsmpi::lifetime {
 
 Rule g_rules[fn::kCount];
 bool g_fast_read[fn::kCount];
+std::uint8_t g_mode_when_on[fn::kCount];
 
 enum class State : std::uint8_t {
   kAlive,
@@ -359,30 +360,40 @@ int raise_unlocked(const CallArgs& args, const Key* dead, int cls) {
   return cls;
 }
 
-// Where the MPI library's own data lies (Open MPI's predefined objects are its globals:
-// ompi_mpi_comm_world, ompi_mpi_int, ...): found once at MPI_Init.
-std::uintptr_t g_library_begin = 0, g_library_end = 0;
+// Where Open MPI's predefined objects lie: they are the library's globals (ompi_mpi_comm_world,
+// ompi_mpi_int, ...), and a program that names one has it copied into its own data by a copy
+// relocation (the executable's MPI_COMM_WORLD is then &its copy, which the library uses too).
+// Objects the program makes are on the heap, never in either. Found once at MPI_Init.
+struct Span {
+  std::uintptr_t begin = 0, end = 0;
+  bool holds(std::uintptr_t a) const { return a >= begin && a < end; }
+};
+Span g_mpi_library, g_executable;
 
-int find_library(dl_phdr_info* info, std::size_t, void*) {
-  if (!info->dlpi_name || !std::strstr(info->dlpi_name, "/libmpi.so")) return 0;
+int find_static_data(dl_phdr_info* info, std::size_t, void*) {
+  Span* span = !info->dlpi_name || !*info->dlpi_name        ? &g_executable  // listed first
+               : std::strstr(info->dlpi_name, "/libmpi.so") ? &g_mpi_library
+                                                            : nullptr;
+  if (!span || span->end) return 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD) continue;
     std::uintptr_t b = info->dlpi_addr + ph.p_vaddr, e = b + ph.p_memsz;
-    if (!g_library_begin || b < g_library_begin) g_library_begin = b;
-    g_library_end = std::max(g_library_end, e);
+    if (!span->begin || b < span->begin) span->begin = b;
+    span->end = std::max(span->end, e);
   }
-  return 1;
+  return g_mpi_library.end && g_executable.end;
 }
 
-// A predefined handle, told without a lookup: MPICH's builtin handle kind, or an object inside
-// the MPI library (Open MPI). Such handles are never in the registry.
+// A predefined handle, told without a lookup: MPICH's builtin handle kind, or an object in the
+// MPI library's or the executable's static data (Open MPI). Such handles are never in the
+// registry.
 bool builtin(Kind kind, std::uintptr_t bits) {
 #ifdef MPICH
   (void)kind;
   return mpich_builtin(bits);
 #else
-  return kind != Kind::Keyval && bits >= g_library_begin && bits < g_library_end;
+  return kind != Kind::Keyval && (g_executable.holds(bits) || g_mpi_library.holds(bits));
 #endif
 }
 
@@ -447,7 +458,7 @@ void note_kind_made(Kind kind) {
   std::lock_guard<std::mutex> g(g_switching);
   if (g_kinds_made.load(std::memory_order_relaxed) & bit) return;
   for (int i = 0; i < fn::kCount; ++i)
-    if (g_waits_for_kinds[i] & bit) fn_active[i].store(kHooked, std::memory_order_release);
+    if (g_waits_for_kinds[i] & bit) fn_active[i].store(g_mode_when_on[i], std::memory_order_release);
   g_kinds_made.fetch_or(bit, std::memory_order_release);
 }
 
@@ -456,14 +467,13 @@ void note_kind_made(Kind kind) {
 void init(const Options& o) {
   g_quarantine_bound = o.quarantine;
   g_on = o.lifetime;
-  if (!g_library_end) dl_iterate_phdr(find_library, nullptr);
+  if (!g_mpi_library.end) dl_iterate_phdr(find_static_data, nullptr);
   for (int k = 0; k < kKindCount; ++k) g_null_bits[k] = null_handle(static_cast<Kind>(k));
   for (int i = 0; i < fn::kCount; ++i) {
     g_rules[i] = rule_for(kFunctions[i], o);
     g_waits_for_kinds[i] = kinds_to_wait_for(kFunctions[i], g_rules[i]);
-    const Category c = kFunctions[i].category;
-    g_fast_read[i] = g_waits_for_kinds[i] != 0 && !g_rules[i].blocking &&
-                     (c == Category::AccessOnly || c == Category::ReadList);
+    g_fast_read[i] = fast_read_applies(kFunctions[i], g_rules[i]);
+    g_mode_when_on[i] = kHooked;  // activate() may choose kLifetimeRead
   }
 }
 
@@ -531,6 +541,34 @@ FastRead::Result FastRead::begin(const CallArgs& args) {
     bits = b;
   }
   if (kind == Kind::kNone) return kNothing;
+  return read(kind, bits);
+}
+
+FastRead::Result FastRead::begin_one(Kind kind, std::uintptr_t bits) {
+  if (builtin(kind, bits) || bits == g_null_bits[static_cast<int>(kind)] ||
+      g_live[static_cast<int>(kind)].load(std::memory_order_relaxed) == 0)
+    return kNothing;
+  return read(kind, bits);
+}
+
+// The common case inline: this thread has a slot, the record is in its cache, biased, alive.
+FastRead::Result FastRead::read(Kind kind, std::uintptr_t bits) {
+  ReaderSlot* slot = tl_reader_slot;
+  const CachedRecord& c = cache_entry(kind, bits);
+  if (TSMPI_LIKELY(slot && c.record && c.kind == kind && c.bits == bits)) {
+    if (!c.record->lock.try_read(slot)) return kLock;
+    // Published and biased: no writer changes the record until the slot is cleared.
+    if (TSMPI_LIKELY(names(c.record, kind, bits))) {
+      slot_ = slot;
+      return kReading;
+    }
+    ReadBiasedLock::end_read(slot);
+  }
+  return read_looked_up(kind, bits);
+}
+
+// The rest: a slot to assign, a record to look up, a record freed or reused since it was cached.
+FastRead::Result FastRead::read_looked_up(Kind kind, std::uintptr_t bits) {
   ReaderSlot* slot = my_reader_slot();
   if (!slot) return kLock;
   CachedRecord& c = cache_entry(kind, bits);
@@ -541,7 +579,6 @@ FastRead::Result FastRead::begin(const CallArgs& args) {
       c = CachedRecord{bits, kind, r};
     }
     if (!c.record->lock.try_read(slot)) return kLock;
-    // Published and biased: no writer changes the record until the slot is cleared.
     if (names(c.record, kind, bits)) {
       slot_ = slot;
       return kReading;

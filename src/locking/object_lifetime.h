@@ -132,6 +132,10 @@ bool may_concern_tracked(const CallArgs& args);
 // Functions that may take FastRead: they read the objects they name and no more (Access Only,
 // Read List), name them as single handles, and do not wait for other processes.
 extern bool g_fast_read[fn::kCount];
+// The wrapper mode (runtime/activation_rules.h) a call that waits for a kind takes when the
+// program makes its first object of that kind: kHooked, or kLifetimeRead when nothing else
+// needs the call (set by activate()).
+extern std::uint8_t g_mode_when_on[fn::kCount];
 
 // A read without the record's lock: the call names one tracked object, its record is found in
 // a per-thread cache (records are never freed, so a cached pointer is a record, checked to still
@@ -147,9 +151,13 @@ class FastRead {
     kLock,     // the usual Scope must decide (two objects, a lock not biased, a freed handle)
   };
   Result begin(const CallArgs& args);
+  // The same for a call whose one object is the single handle `bits` of `kind` (kLifetimeRead).
+  Result begin_one(Kind kind, std::uintptr_t bits);
   ~FastRead();
 
  private:
+  Result read(Kind kind, std::uintptr_t bits);
+  [[gnu::noinline]] Result read_looked_up(Kind kind, std::uintptr_t bits);
   ReaderSlot* slot_ = nullptr;
 };
 

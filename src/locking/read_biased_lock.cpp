@@ -30,7 +30,7 @@ thread_local SlotOwner tl_owner;
 
 }  // namespace
 
-TSMPI_TLS ReaderSlot* tl_reader_slot = nullptr;
+constinit TSMPI_TLS ReaderSlot* tl_reader_slot = nullptr;
 
 ReaderSlot* assign_reader_slot() {
   int index = -1;

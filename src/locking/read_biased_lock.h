@@ -25,7 +25,8 @@ struct alignas(64) ReaderSlot {
 
 // This thread's slot, or nullptr when every slot is taken (the thread then always locks).
 // Slots go back when their thread ends.
-extern TSMPI_TLS ReaderSlot* tl_reader_slot;
+// constinit: no thread_local initialization wrapper call on the fast read.
+extern constinit TSMPI_TLS ReaderSlot* tl_reader_slot;
 ReaderSlot* assign_reader_slot();
 inline ReaderSlot* my_reader_slot() { return tl_reader_slot ? tl_reader_slot : assign_reader_slot(); }
 // Waits until no thread other than the caller reads `what` through its slot.

@@ -27,7 +27,12 @@ void activate(const Options& o) {
     w.lifetime = lifetime::needs(i);
     w.checks = checks::g_on && checks::needs(i);
     w.own = own::applies(static_cast<fn::Id>(i));
+    w.fast_read = lifetime::g_fast_read[i];
     fn_active[i].store(mode_for(kFunctions[i], o, w), std::memory_order_relaxed);
+    // When object lifetime switches a waiting call on (the program's first object of its kinds).
+    Wants on = w;
+    on.lifetime = true;
+    lifetime::g_mode_when_on[i] = mode_for(kFunctions[i], o, on);
   }
 }
 

@@ -23,6 +23,11 @@ FnMode mode_for(const FunctionInfo& f, const Options& o, const Wants& w) {
   // serialize mode, object lifetime or checking mode to apply). Object lifetime and the
   // thread-rank engine switch such a function to the hooked path when they start needing it.
   const bool policy_only = w.policy && !others && !serialize_mode(o) && o.check == CheckMode::Off;
+  // Only object lifetime, on a call that reads one object it names as a single handle: the
+  // wrapper takes the fast read itself (the generator marks such functions one_read).
+  const bool others_than_lifetime = o.stats || o.hang_timeout > 0 || o.asp > 0 || serialize_mode(o) ||
+                                    o.check != CheckMode::Off || w.checks || w.own || w.policy;
+  if (w.lifetime && w.fast_read && f.one_read && !others_than_lifetime) return kLifetimeRead;
   return policy_only ? kPolicyOnly : (w.policy || others) ? kHooked : kPassThrough;
 }
 

@@ -15,6 +15,8 @@ enum FnMode : std::uint8_t {
   kHooked = 1,       // the hooked path (wrappers/hook.h): every protection its rules select
   kPolicyOnly = 2,   // a receive-side function that only the probe policy needs: its handler is
                      // called straight from the wrapper (matching/policy_only.h), without the hook
+  kLifetimeRead = 3, // a call that reads one object and needs only object lifetime: its fast read
+                     // straight from the wrapper (wrappers/lifetime_read.h), without the hook
 };
 
 // Whether the options ask for serialize mode (underlying level below multiple).
@@ -30,6 +32,7 @@ struct Wants {
   bool lifetime = false;  // object lifetime's rule selects it now (lifetime::needs)
   bool checks = false;    // checking mode is on and its rules select it
   bool own = false;       // the attached buffer's lock (Own)
+  bool fast_read = false; // object lifetime may take its fast read (lifetime::g_fast_read)
 };
 FnMode mode_for(const FunctionInfo& f, const Options& o, const Wants& w);
 

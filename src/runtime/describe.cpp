@@ -138,6 +138,7 @@ std::string wrapper_text(FnMode m) {
     case kPassThrough: return "pass-through: one load and a branch, then PMPI";
     case kPolicyOnly: return "probe policy only: its handler called straight from the wrapper";
     case kHooked: return "hooked: every protection below that is on";
+    case kLifetimeRead: return "object lifetime's fast read straight from the wrapper";
   }
   return "?";
 }
@@ -171,9 +172,12 @@ std::string describe_function(int i, const Options& o) {
   w.lifetime = l.access != lifetime::Access::kNone;
   w.checks = check_on && checks::selects(c);
   w.own = own::uses_attached_buffer(f.family);
+  w.fast_read = lifetime::fast_read_applies(f, l);
   std::string mode = wrapper_text(mode_for(f, o, w));
   // Object lifetime switches a read-only call on with the program's first object of its kinds.
-  const FnMode before_objects = mode_for(f, o, Wants{w.policy, false, w.checks, w.own});
+  Wants before = w;
+  before.lifetime = false;
+  const FnMode before_objects = mode_for(f, o, before);
   if (w.lifetime && lifetime::kinds_to_wait_for(f, l) && before_objects != kHooked)
     mode += " (" + wrapper_text(before_objects) + " until the program makes an object of its kinds)";
   line("wrapper:          ", mode);

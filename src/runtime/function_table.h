@@ -44,6 +44,9 @@ struct FunctionInfo {
   // "" for a row of the table; for a function the table lacks, built with
   // -DTSMPI_UNKNOWN_FUNCTIONS=warn, the rule the generator classified it by (codegen/README.md).
   const char* derived;
+  // Reads one object, named by a single handle argument that is significant everywhere, and
+  // nothing else the hook would need to look at: kLifetimeRead can serve it (activation_rules.h).
+  bool one_read;
 };
 
 extern const FunctionInfo kFunctions[fn::kCount];

@@ -14,3 +14,4 @@
 #include "runtime/config.h"
 #include "wrappers/handlers.h"
 #include "wrappers/hook.h"
+#include "wrappers/lifetime_read.h"

@@ -30,6 +30,35 @@ TEST(ProtectionRules, PolicyAloneIsPolicyOnlyAndAnythingElseHooks) {
   EXPECT_EQ(mode_for(recv, o, Wants{.policy = true}), kHooked);
 }
 
+TEST(ProtectionRules, AOneObjectReadThatOnlyLifetimeNeedsTakesTheFastReadFromTheWrapper) {
+  Options o;
+  const Wants read{.lifetime = true, .fast_read = true};
+  for (const char* name : {"MPI_Comm_rank", "MPI_Type_size", "MPI_Info_get", "MPI_Comm_get_name"}) {
+    const FunctionInfo& f = kFunctions[find_function(name)];
+    EXPECT_TRUE(f.one_read) << name;
+    EXPECT_EQ(mode_for(f, o, read), kLifetimeRead) << name;
+    EXPECT_EQ(mode_for(f, o, Wants{.lifetime = true}), kHooked) << name;  // no fast read: Scope
+  }
+  // Two objects, an attribute key, a handle written, a root-only argument: the hook decides.
+  for (const char* name : {"MPI_Comm_compare", "MPI_Comm_get_attr", "MPI_Comm_group", "MPI_Recv", "MPI_Bcast"})
+    EXPECT_FALSE(kFunctions[find_function(name)].one_read) << name;
+  // Anything else on: the hook.
+  const FunctionInfo& rank = kFunctions[find_function("MPI_Comm_rank")];
+  Options other = o;
+  other.stats = 1;
+  EXPECT_EQ(mode_for(rank, other, read), kHooked);
+  other = o;
+  other.hang_timeout = 5;
+  EXPECT_EQ(mode_for(rank, other, read), kHooked);
+  other = o;
+  other.underlying_level = UnderlyingLevel::Single;
+  EXPECT_EQ(mode_for(rank, other, read), kHooked);
+  other = o;
+  other.check = CheckMode::Warn;
+  EXPECT_EQ(mode_for(rank, other, read), kHooked);
+  EXPECT_EQ(mode_for(rank, o, Wants{.lifetime = true, .checks = true, .fast_read = true}), kHooked);
+}
+
 TEST(ProtectionRules, EveryFunctionIsDescribedUnderEveryModeWithoutGaps) {
   Options serial;
   serial.underlying_level = UnderlyingLevel::Single;
