@@ -25,24 +25,64 @@ struct Entry {
   Mark mark;
 };
 
-// Buffers in use, by start address: one node per buffer (a call's entry is found again by its
-// start and token). A global lock: this is checking mode only.
+// Buffers in use, by start address, one node per buffer (a call's entry is found again by its
+// start and token), in shards by the 4 KiB block where the buffer begins, each with its own
+// lock: threads whose buffers lie apart never share one (issue 17: one process-wide mutex
+// before). A buffer overlapping [begin, end) begins before `end` and at most the longest buffer
+// in use before `begin`; so a search looks at the shards of those blocks only.
 using InUse = std::multimap<std::uintptr_t, Entry>;
-std::mutex g_mutex;
-InUse g_in_use;
+struct alignas(64) Shard {
+  std::mutex mutex;
+  InUse in_use;
+};
+constexpr int kBlockBits = 12;
+constexpr std::size_t kShards = 64;
+Shard g_shards[kShards];
+std::atomic<std::uintptr_t> g_longest{0};  // the longest buffer ever in use (only grows)
+std::atomic<std::uint64_t> g_next_token{1};
+
+Shard& shard_of_block(std::uintptr_t block) { return g_shards[(block * 0x9E3779B97F4A7C15ull) >> 58]; }
+Shard& shard_of(std::uintptr_t begin) { return shard_of_block(begin >> kBlockBits); }
+
+// Calls f(shard) once for each shard that may hold a buffer overlapping [begin, end).
+template <class F>
+void for_each_shard_near(std::uintptr_t begin, std::uintptr_t end, F&& f) {
+  const std::uintptr_t longest = g_longest.load(std::memory_order_seq_cst);
+  const std::uintptr_t first = (begin > longest ? begin - longest : 0) >> kBlockBits;
+  const std::uintptr_t last = (end - 1) >> kBlockBits;
+  if (last - first + 1 >= kShards) {
+    for (Shard& sh : g_shards) f(sh, begin > longest ? begin - longest : 0);
+    return;
+  }
+  bool seen[kShards] = {};
+  for (std::uintptr_t b = first; b <= last; ++b) {
+    Shard& sh = shard_of_block(b);
+    const std::size_t i = static_cast<std::size_t>(&sh - g_shards);
+    if (seen[i]) continue;
+    seen[i] = true;
+    f(sh, begin > longest ? begin - longest : 0);
+  }
+}
+
+// The nonblocking operations' entries, by request, in shards of their own.
 struct Handed {
   std::uintptr_t begin;
   std::uint64_t token;
 };
-std::unordered_multimap<std::uintptr_t, Handed> g_by_request;  // nonblocking operations' entries
-std::uintptr_t g_longest = 0;
-std::uint64_t g_next_token = 1;
+struct alignas(64) RequestShard {
+  std::mutex mutex;
+  std::unordered_multimap<std::uintptr_t, Handed> by_request;
+};
+RequestShard g_requests[kShards];
+RequestShard& requests_of(std::uintptr_t request) { return g_requests[(request * 0x9E3779B97F4A7C15ull) >> 58]; }
 
-void erase_locked(std::uintptr_t begin, std::uint64_t token) {
-  auto range = g_in_use.equal_range(begin);
+void erase(std::uintptr_t begin, std::uint64_t token) {
+  Shard& sh = shard_of(begin);
+  std::lock_guard<std::mutex> g(sh.mutex);
+  auto range = sh.in_use.equal_range(begin);
   for (auto it = range.first; it != range.second; ++it)
     if (it->second.token == token) {
-      g_in_use.erase(it);
+      sh.in_use.erase(it);
       return;
     }
 }
@@ -105,20 +145,27 @@ BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
     std::uintptr_t begin, end;
     if (b.peer == MPI_PROC_NULL || !span_of(b, &begin, &end)) continue;  // MPI_PROC_NULL moves no data
     Mark me = outlives_call ? mark_here(id, 2) : mark_call(id);
-    std::vector<InUse::value_type> conflicts;
-    {
-      std::lock_guard<std::mutex> g(g_mutex);
-      auto first = g_in_use.lower_bound(begin > g_longest ? begin - g_longest : 0);
-      for (auto it = first; it != g_in_use.end() && it->first < end; ++it) {
-        const Entry& e = it->second;
-        if (e.end > begin && (b.receive || e.receive)) conflicts.push_back(*it);
-      }
-      std::uint64_t token = g_next_token++;
-      g_in_use.emplace(begin, Entry{end, b.receive, token, me});
-      g_longest = std::max(g_longest, end - begin);
-      begins_[entries_] = begin;
-      tokens_[entries_++] = token;
+    // In use first, then the search: of two overlapping calls made at once, each in a shard of
+    // its own, at least the later one's search finds the other (both may: each is reported).
+    std::uintptr_t longest = g_longest.load(std::memory_order_relaxed);
+    while (end - begin > longest && !g_longest.compare_exchange_weak(longest, end - begin, std::memory_order_seq_cst)) {
     }
+    const std::uint64_t token = g_next_token.fetch_add(1, std::memory_order_relaxed);
+    {
+      Shard& sh = shard_of(begin);
+      std::lock_guard<std::mutex> g(sh.mutex);
+      sh.in_use.emplace(begin, Entry{end, b.receive, token, me});
+    }
+    begins_[entries_] = begin;
+    tokens_[entries_++] = token;
+    std::vector<InUse::value_type> conflicts;
+    for_each_shard_near(begin, end, [&](Shard& sh, std::uintptr_t from) {
+      std::lock_guard<std::mutex> g(sh.mutex);
+      for (auto it = sh.in_use.lower_bound(from); it != sh.in_use.end() && it->first < end; ++it) {
+        const Entry& e = it->second;
+        if (e.token != token && e.end > begin && (b.receive || e.receive)) conflicts.push_back(*it);
+      }
+    });
     for (const auto& [other_begin, e] : conflicts) {
       const char* what = b.receive && e.receive ? "a receive into a buffer a pending receive still writes"
                          : b.receive            ? "a receive into a buffer a send in flight still reads"
@@ -140,23 +187,29 @@ void BufferUse::done(int rc) {
     if (h.kind != Kind::Request || h.use != Use::Out) continue;
     std::uintptr_t request = read_handle(Kind::Request, h.where, 0);
     if (request == null_handle(Kind::Request)) return;
-    std::lock_guard<std::mutex> g(g_mutex);
-    for (int k = 0; k < entries_; ++k) g_by_request.emplace(request, Handed{begins_[k], tokens_[k]});
+    RequestShard& rs = requests_of(request);
+    std::lock_guard<std::mutex> g(rs.mutex);
+    for (int k = 0; k < entries_; ++k) rs.by_request.emplace(request, Handed{begins_[k], tokens_[k]});
     handed_over_ = true;
   }
 }
 
 BufferUse::~BufferUse() {
   if (entries_ == 0 || handed_over_) return;
-  std::lock_guard<std::mutex> g(g_mutex);
-  for (int k = 0; k < entries_; ++k) erase_locked(begins_[k], tokens_[k]);
+  for (int k = 0; k < entries_; ++k) erase(begins_[k], tokens_[k]);
 }
 
 void end_buffer_use(std::uintptr_t request) {
-  std::lock_guard<std::mutex> g(g_mutex);
-  auto range = g_by_request.equal_range(request);
-  for (auto it = range.first; it != range.second; ++it) erase_locked(it->second.begin, it->second.token);
-  g_by_request.erase(range.first, range.second);
+  Handed handed[2];
+  int n = 0;
+  {
+    RequestShard& rs = requests_of(request);
+    std::lock_guard<std::mutex> g(rs.mutex);
+    auto range = rs.by_request.equal_range(request);
+    for (auto it = range.first; it != range.second && n < 2; ++it) handed[n++] = it->second;
+    rs.by_request.erase(range.first, range.second);
+  }
+  for (int k = 0; k < n; ++k) erase(handed[k].begin, handed[k].token);
 }
 
 }  // namespace tsmpi::checks

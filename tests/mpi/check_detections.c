@@ -8,6 +8,8 @@
      request:    rank 0's two threads MPI_Wait on one request (twin: each on its own)
      buffer:     a receive into a buffer a pending receive writes, and a send of a buffer a
                  receive in flight writes (twin: disjoint parts of the same array)
+     buffer_far: a receive into the far end of a 64 KiB buffer a pending receive writes, 15
+                 4 KiB blocks from where that buffer begins (twin: just past its end)
      freed:      thread 2 uses an info thread 1 freed (twin: thread 2 uses its own)
    Two ranks. Rank 1 delays its side so rank 0's calls overlap for certain. */
 #include <unistd.h>
@@ -148,6 +150,25 @@ int main(int argc, char** argv) {
       MPI_Recv(got, 5, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       MPI_Send(out, 100, MPI_INT, 0, 0, MPI_COMM_WORLD);
       MPI_Send(out, 100, MPI_INT, 0, 3, MPI_COMM_WORLD);
+    }
+  } else if (!strcmp(mode, "buffer_far")) {
+    enum { kBig = 16384, kSmall = 10 };
+    if (rank == 0) {
+      int* big = NULL;
+      CHECK(posix_memalign((void**)&big, 4096, (kBig + kSmall) * sizeof *big) == 0, "no memory");
+      MPI_Request r;
+      MPI_Irecv(big, kBig, MPI_INT, 1, 0, MPI_COMM_WORLD, &r);
+      MPI_Recv(big + (twin ? kBig : kBig - 1000), kSmall, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+      CHECK(big[0] == 0 && big[kBig - 1] == kBig - 1, "big receive ended with %d %d", big[0], big[kBig - 1]);
+      free(big);
+    } else {
+      int* out = malloc(kBig * sizeof *out);
+      for (int i = 0; i < kBig; ++i) out[i] = i;
+      usleep(300000);
+      MPI_Send(out, kSmall, MPI_INT, 0, 1, MPI_COMM_WORLD);
+      MPI_Send(out, kBig, MPI_INT, 0, 0, MPI_COMM_WORLD);
+      free(out);
     }
   } else if (!strcmp(mode, "freed")) {
     MPI_Info_create(&info_a);
