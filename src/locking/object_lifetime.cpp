@@ -590,10 +590,6 @@ FastRead::Result FastRead::read_looked_up(Kind kind, std::uintptr_t bits) {
   return kLock;
 }
 
-FastRead::~FastRead() {
-  if (slot_) ReadBiasedLock::end_read(slot_);
-}
-
 bool may_concern_tracked(const CallArgs& args) {
   for (int i = 0; i < args.handle_count; ++i) {
     const HandleArg& h = args.handles[i];

@@ -153,7 +153,9 @@ class FastRead {
   Result begin(const CallArgs& args);
   // The same for a call whose one object is the single handle `bits` of `kind` (kLifetimeRead).
   Result begin_one(Kind kind, std::uintptr_t bits);
-  ~FastRead();
+  ~FastRead() {
+    if (slot_) ReadBiasedLock::end_read(slot_);
+  }
 
  private:
   Result read(Kind kind, std::uintptr_t bits);
