@@ -200,16 +200,15 @@ BufferUse::~BufferUse() {
 }
 
 void end_buffer_use(std::uintptr_t request) {
-  Handed handed[2];
-  int n = 0;
-  {
-    RequestShard& rs = requests_of(request);
-    std::lock_guard<std::mutex> g(rs.mutex);
-    auto range = rs.by_request.equal_range(request);
-    for (auto it = range.first; it != range.second && n < 2; ++it) handed[n++] = it->second;
-    rs.by_request.erase(range.first, range.second);
-  }
-  for (int k = 0; k < n; ++k) erase(handed[k].begin, handed[k].token);
+  // Every entry under this handle value, not only one call's two: the MPI may have given the
+  // value to another operation already (MPICH reuses request handles at once), whose entries
+  // would otherwise stay behind when the value's entries are dropped here. Request shard, then
+  // buffer shard: no path takes them the other way round.
+  RequestShard& rs = requests_of(request);
+  std::lock_guard<std::mutex> g(rs.mutex);
+  auto range = rs.by_request.equal_range(request);
+  for (auto it = range.first; it != range.second; ++it) erase(it->second.begin, it->second.token);
+  rs.by_request.erase(range.first, range.second);
 }
 
 }  // namespace tsmpi::checks

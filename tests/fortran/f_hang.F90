@@ -1,7 +1,7 @@
 ! f_hang.F90: two ranks deadlocked in MPI_Recv from each other, called from a Fortran
 ! subroutine inside an OpenMP region, for the hang watchdog (TSMPI_HANG_TIMEOUT=2): each rank
 ! reports its blocked Fortran call with a backtrace through the Fortran frames, rank 0 names the
-! cycle. alarm(10) ends the program a few seconds after the reports.
+! cycle. alarm(8) ends the program a few seconds after the reports.
 #include "binding.h"
 program f_hang
   use, intrinsic :: iso_c_binding, only: c_int
@@ -23,7 +23,7 @@ program f_hang
   call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   partner = 1 - rank
-  ignored = alarm(10_c_int)
+  ignored = alarm(8_c_int)
   !$omp parallel num_threads(2)
   if (omp_get_thread_num() == 1) call wait_for_partner(partner)
   !$omp end parallel
