@@ -498,7 +498,8 @@ def one_read_handle(name, row, params):
         return None
     if any(n.endswith("keyval") and norm_type(t) in ("int", "int *") for t, n in params):
         return None
-    if ignored_when(row, standard_names(params), standard_names(params)[positions[0]])[0]:
+    names = standard_names(params)
+    if ignored_when(row, names, names[positions[0]])[0]:
         return None
     return handles[0][0], positions[0]
 

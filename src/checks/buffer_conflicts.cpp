@@ -44,14 +44,15 @@ std::atomic<std::uint64_t> g_next_token{1};
 Shard& shard_of_block(std::uintptr_t block) { return g_shards[(block * 0x9E3779B97F4A7C15ull) >> 58]; }
 Shard& shard_of(std::uintptr_t begin) { return shard_of_block(begin >> kBlockBits); }
 
-// Calls f(shard) once for each shard that may hold a buffer overlapping [begin, end).
+// Calls f(shard, from) once for each shard that may hold a buffer overlapping [begin, end);
+// such a buffer begins in [from, end).
 template <class F>
 void for_each_shard_near(std::uintptr_t begin, std::uintptr_t end, F&& f) {
   const std::uintptr_t longest = g_longest.load(std::memory_order_seq_cst);
-  const std::uintptr_t first = (begin > longest ? begin - longest : 0) >> kBlockBits;
-  const std::uintptr_t last = (end - 1) >> kBlockBits;
+  const std::uintptr_t from = begin > longest ? begin - longest : 0;
+  const std::uintptr_t first = from >> kBlockBits, last = (end - 1) >> kBlockBits;
   if (last - first + 1 >= kShards) {
-    for (Shard& sh : g_shards) f(sh, begin > longest ? begin - longest : 0);
+    for (Shard& sh : g_shards) f(sh, from);
     return;
   }
   bool seen[kShards] = {};
@@ -60,7 +61,7 @@ void for_each_shard_near(std::uintptr_t begin, std::uintptr_t end, F&& f) {
     const std::size_t i = static_cast<std::size_t>(&sh - g_shards);
     if (seen[i]) continue;
     seen[i] = true;
-    f(sh, begin > longest ? begin - longest : 0);
+    f(sh, from);
   }
 }
 

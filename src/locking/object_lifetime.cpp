@@ -520,6 +520,12 @@ CachedRecord& cache_entry(Kind kind, std::uintptr_t bits) {
   return tl_records[h >> 61];
 }
 
+// A predefined or null handle, or a kind the program has no object of: nothing to look up.
+bool no_record_possible(Kind kind, std::uintptr_t bits) {
+  return builtin(kind, bits) || bits == g_null_bits[static_cast<int>(kind)] ||
+         g_live[static_cast<int>(kind)].load(std::memory_order_relaxed) == 0;
+}
+
 bool names(const Record* r, Kind kind, std::uintptr_t bits) {
   return r->kind == kind && r->bits == bits && r->state == State::kAlive;
 }
@@ -533,9 +539,7 @@ FastRead::Result FastRead::begin(const CallArgs& args) {
     const HandleArg& h = args.handles[i];
     if (!tracked(h.kind) || (h.ignored != 0 && !significant(args, h))) continue;
     const std::uintptr_t b = read_handle(h.kind, h.where, 0);
-    if (builtin(h.kind, b) || b == g_null_bits[static_cast<int>(h.kind)] ||
-        g_live[static_cast<int>(h.kind)].load(std::memory_order_relaxed) == 0)
-      continue;
+    if (no_record_possible(h.kind, b)) continue;
     if (kind != Kind::kNone) return kLock;  // two objects: Scope locks them in order
     kind = h.kind;
     bits = b;
@@ -545,10 +549,7 @@ FastRead::Result FastRead::begin(const CallArgs& args) {
 }
 
 FastRead::Result FastRead::begin_one(Kind kind, std::uintptr_t bits) {
-  if (builtin(kind, bits) || bits == g_null_bits[static_cast<int>(kind)] ||
-      g_live[static_cast<int>(kind)].load(std::memory_order_relaxed) == 0)
-    return kNothing;
-  return read(kind, bits);
+  return no_record_possible(kind, bits) ? kNothing : read(kind, bits);
 }
 
 // The common case inline: this thread has a slot, the record is in its cache, biased, alive.

@@ -17,18 +17,19 @@ FnMode mode_for(const FunctionInfo& f, const Options& o, const Wants& w) {
   // receive-side families; object lifetime, checking mode and the attached buffer's lock the
   // functions their rules select.
   // MPI processes of address spaces: the MPI's errors go to the calling process's handler.
-  const bool others = o.stats || o.hang_timeout > 0 || o.asp > 0 ||
-                      (serialize_mode(o) && f.serial != Strategy::kUnlocked) || w.lifetime || w.checks || w.own;
-  // Only the probe policy: the wrapper calls its handler directly (no statistics, watchdog,
-  // serialize mode, object lifetime or checking mode to apply). Object lifetime and the
-  // thread-rank engine switch such a function to the hooked path when they start needing it.
-  const bool policy_only = w.policy && !others && !serialize_mode(o) && o.check == CheckMode::Off;
-  // Only object lifetime, on a call that reads one object it names as a single handle: the
-  // wrapper takes the fast read itself (the generator marks such functions one_read).
-  const bool others_than_lifetime = o.stats || o.hang_timeout > 0 || o.asp > 0 || serialize_mode(o) ||
-                                    o.check != CheckMode::Off || w.checks || w.own || w.policy;
-  if (w.lifetime && w.fast_read && f.one_read && !others_than_lifetime) return kLifetimeRead;
-  return policy_only ? kPolicyOnly : (w.policy || others) ? kHooked : kPassThrough;
+  const bool besides_policy_and_lifetime = o.stats || o.hang_timeout > 0 || o.asp > 0 ||
+                                          (serialize_mode(o) && f.serial != Strategy::kUnlocked) || w.checks ||
+                                          w.own;
+  // One protection alone lets the wrapper skip the hook, unless serialize or checking mode is on
+  // (they need every call's bookkeeping). Only the probe policy: the wrapper calls its handler
+  // directly. Only object lifetime, on a call that reads one object it names as a single handle
+  // (the generator marks such functions one_read): the wrapper takes the fast read itself.
+  // Object lifetime and the thread-rank engine switch such a function to the hooked path when
+  // they start needing it.
+  const bool may_skip_hook = !besides_policy_and_lifetime && !serialize_mode(o) && o.check == CheckMode::Off;
+  if (may_skip_hook && w.policy && !w.lifetime) return kPolicyOnly;
+  if (may_skip_hook && !w.policy && w.lifetime && w.fast_read && f.one_read) return kLifetimeRead;
+  return (w.policy || w.lifetime || besides_policy_and_lifetime) ? kHooked : kPassThrough;
 }
 
 }  // namespace tsmpi
