@@ -26,7 +26,7 @@ import re
 PROFILING = re.compile(r"(?i)^pmpi")
 # Strategies whose hooked path calls something other than the function itself (the
 # nonblocking form, a poll loop, a hand-written handler): an entry point cannot forward those.
-SUBSTITUTING = {"kStartWait", "kAdmittedStartWait", "kPoll", "kPollSome", "kCreationInFlight",
+SUBSTITUTING = {"kStartWait", "kAdmittedStartWait", "kPoll", "kPollSome", "kCreationInFlight", "kSequenced",
                 "kAdmittedGroup", "kAdmittedBridge", "kHandler", "kRuntime"}
 SCALAR_TYPES = {"int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint"}
 # A binding that calls one of these converts between the program's INTEGER request and a C copy.
@@ -140,6 +140,15 @@ def copied_request(row, params, g):
     return found[0]
 
 
+def late_handle(row, params, strategy, g):
+    """The parameter index of the new communicator a nonblocking constructor writes (serialize
+    mode writes it after the call returned: src/locking/creation_in_flight.h), else None."""
+    if strategy != "kCreationInFlight":
+        return None
+    positions = [i for i, (t, _) in enumerate(params) if g.HANDLE_TYPE.match(g.norm_type(t))]
+    return next((pos for h, pos in zip(row["handles_list"], positions) if h == "Comm*"), None)
+
+
 def has_work(row):
     """Whether a Fortran call of the function must reach tsmpi: it has something to protect, or
     it is a thread-level query tsmpi answers. The others' PMPI_ slots are left alone."""
@@ -223,17 +232,25 @@ def emit_entries(classified, table, protos, strategies, g):
     for name, binding, fn, path, lib, copied in classified:
         if copied is None:
             continue
-        nf = len(protos["P" + fn][1])
+        params = protos["P" + fn][1]
+        nf = len(params)
         fparams = ", ".join(f"void* f{i}" for i in range(nf))
         fargs = ", ".join(f"f{i}" for i in range(nf))
         sig = f"void (*)({', '.join(['void*'] * nf + ['MPI_Fint*'])})"
+        # A nonblocking constructor's binding copies newcomm too; serialize mode writes it late.
+        late = late_handle(table[fn], params, strategies[fn][0], g)
+        follow = "tsmpi::fortran::g_follow_request_variables"
+        if late is not None:
+            follow = f"({follow} || tsmpi::fortran::g_late_handles)"
         out.append(
-            f"// {name}: the MPI's binding calls {fn} on a copy of the program's request variable f{copied}.\n"
+            f"// {name}: the MPI's binding calls {fn} on a copy of the program's request variable f{copied}"
+            + (f" and of its newcomm f{late}" if late is not None else "") + ".\n"
             f"extern \"C\" TSMPI_EXPORT void {name}({fparams}, MPI_Fint* ierr) {{\n"
             f"  static tsmpi::fortran::Original slot{{{g.cxx_string(g.sonames[lib])}, {g.cxx_string(name)}}};\n"
             f"  auto original = reinterpret_cast<{sig}>(slot.get());\n"
-            f"  if (TSMPI_LIKELY(!tsmpi::fortran::g_follow_request_variables)) return original({fargs}, ierr);\n"
-            f"  const tsmpi::fortran::RequestVariableScope scope(tsmpi::fn::{fn}, f{copied});\n"
+            f"  if (TSMPI_LIKELY(!{follow})) return original({fargs}, ierr);\n"
+            f"  const tsmpi::fortran::RequestVariableScope scope(tsmpi::fn::{fn}, f{copied}"
+            + (f", f{late}" if late is not None else "") + ");\n"
             f"  original({fargs}, ierr);\n}}\n\n")
     return "".join(out)
 

@@ -548,7 +548,7 @@ def message_buffers(row, params):
 # requests); RMA synchronization that would wait for another process's application while
 # holding the lock (rma_sync.cpp).
 SERIAL_HANDLERS = {"MPI_Waitall", "MPI_Win_post", "MPI_Win_start", "MPI_Win_lock", "MPI_Win_unlock",
-                   "MPI_Win_lock_all", "MPI_Win_unlock_all"}
+                   "MPI_Win_lock_all", "MPI_Win_unlock_all", "MPI_Comm_free"}
 
 
 # Functions with nothing to protect by the standard or by their name: the tools information
@@ -628,6 +628,9 @@ def serial_strategy(row, protos, name, exported):
     if row["blocking"] == "no":
         if category == "None" and family not in ("test", "wait"):
             return "kUnlocked", None
+        if category == "Collective" and in_ref and in_ref.startswith("tsmpi::ref<tsmpi::Kind::Comm>") and \
+                any(norm_type(t) == "MPI_Request *" for t, _ in protos["P" + name][1]):
+            return "kSequenced", None  # ordered behind the communicator's pending constructors
         return "kLocked", None
     if shape:
         return {"start": "kStartWait", "poll": "kPoll", "same": "kPollSome"}[shape[0]], shape
@@ -636,6 +639,46 @@ def serial_strategy(row, protos, name, exported):
     if collective and in_ref:
         return "kAdmitted", None  # needs a communicator, window or file to agree on
     return "kBlockingLocked", None
+
+
+# Handles a call that serialize mode gives the MPI later must not read from the application's
+# objects: the application may free a datatype or an info object once the call returned.
+HELD_KINDS = ("Datatype", "Info")
+
+
+def sequenced_extra(name, row, params, strategy):
+    """C++ for a call serialize mode may give the MPI after it returned (kSequenced: a nonblocking
+    collective; kCreationInFlight: a nonblocking constructor; src/locking/collective_sequence.h):
+    tsmpi::Sequenced / SequencedCreation with the call's start capturing its arguments by value,
+    its datatypes and info objects read through the copies `h` holds (by their index in CallArgs'
+    handles), and its request (and new communicator) written where tsmpi says."""
+    handles = [split_handle(h) for h in row["handles_list"]]
+    positions = [i for i, (t, _) in enumerate(params) if HANDLE_TYPE.match(norm_type(t))]
+    at = {pos: (index, kind, form) for index, ((kind, form), pos) in enumerate(zip(handles, positions))}
+    args, held, request, newcomm = [], [], None, None
+    for i, _ in enumerate(params):
+        index, kind, form = at.get(i, (None, None, None))
+        if kind == "Request" and form == "*":
+            request = i
+            args.append("r")
+        elif kind == "Comm" and form == "*" and strategy == "kCreationInFlight":
+            newcomm = i
+            args.append("nc")
+        elif kind in HELD_KINDS and form == "":
+            args.append(f"h.get(a{i}, {len(held)})")
+            held.append(str(index))
+        else:
+            args.append(f"a{i}")
+    if request is None or (strategy == "kCreationInFlight" and newcomm is None) or len(held) > 4:
+        raise SystemExit(f"generate.py: {name}: serialize mode cannot order this call (no request, no new "
+                         f"communicator, or more than 4 datatypes and info objects)")
+    call = f"P{name}({', '.join(args)})"
+    indices = "{" + ", ".join(held) + "}"
+    if strategy == "kSequenced":
+        return (f"tsmpi::Sequenced{{[=](const tsmpi::serial::Held& h, MPI_Request* r) {{ return {call}; }}, "
+                f"a{request}, std::array<std::int8_t, 4>{indices}, {len(held)}}}")
+    return (f"tsmpi::SequencedCreation{{[=](const tsmpi::serial::Held& h, MPI_Comm* nc, MPI_Request* r) "
+            f"{{ return {call}; }}, a{newcomm}, a{request}, std::array<std::int8_t, 4>{indices}, {len(held)}}}")
 
 
 def emit_wrappers(functions, table, protos, strategies):
@@ -673,9 +716,8 @@ def emit_wrappers(functions, table, protos, strategies):
             nb = "P" + row["nonblocking"]
             outcount = next(i for i, (t, n) in enumerate(params) if norm_type(t) == "int *")
             extra = f"tsmpi::PollSome{{[&]() {{ return {nb}({call_args}); }}, a{outcount}}}"
-        elif strategy == "kCreationInFlight":
-            req = next(i for i, (t, n) in enumerate(params) if norm_type(t) == "MPI_Request *")
-            extra = f"tsmpi::RequestOut{{a{req}}}"
+        elif strategy in ("kSequenced", "kCreationInFlight"):
+            extra = sequenced_extra(name, row, params, strategy)
         elif strategy == "kAdmittedGroup":
             group = next(i for i, (t, n) in enumerate(params) if norm_type(t) == "MPI_Group")
             tag = next(i for i, (t, n) in enumerate(params) if n == "tag")

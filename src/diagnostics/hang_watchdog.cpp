@@ -31,6 +31,7 @@
 #include "diagnostics/report.h"
 #include "diagnostics/threads.h"
 #include "diagnostics/wait_for_graph.h"
+#include "locking/collective_sequence.h"
 #include "locking/serialize_lock.h"
 #include "ranks/introspect.h"
 #include "runtime/function_table.h"
@@ -581,6 +582,20 @@ const Seen* longest_of(const std::vector<Seen>& seen) {
   return longest;
 }
 
+// Serialize mode: what waits in the communicators' sequences (locking/collective_sequence.h),
+// a line per communicator.
+std::vector<std::string> serialize_notes() {
+  std::vector<std::string> notes;
+  if (!serial::enabled()) return notes;
+  MpiLock lock;
+  if (!lock) return notes;
+  for (const serial::SequenceState& s : serial::describe_sequences()) {
+    const HandleRef comm{Kind::Comm, handle_bits(s.comm)};
+    notes.push_back("serialize mode: " + object_text(comm, members_of(comm)) + ": " + s.what);
+  }
+  return notes;
+}
+
 // Prints this rank's report and shares its blocked calls; false if the call that was over N
 // seconds ended in the meantime (nothing printed, checked again next period).
 bool report_hang() {
@@ -598,7 +613,7 @@ bool report_hang() {
   print_report("hang: thread " + std::to_string(culprit->index) + " has been blocked in " +
                    kFunctions[culprit->fn].name + " for " + std::to_string(culprit->elapsed(now) / kNsPerSecond) +
                    " s (TSMPI_HANG_TIMEOUT=" + std::to_string(wd().timeout_s) + ")",
-               involved);
+               involved, serialize_notes());
   wd().fired_ns = now;
   share_blocked_calls(seen, now);
   return true;

@@ -25,7 +25,7 @@ std::string hex(std::uintptr_t bits) {
 void set_rank_label(const std::string& label) { g_rank = label; }
 const std::string& rank_label_text() { return g_rank; }
 
-void print_report(const std::string& what, const std::vector<Involved>& threads) {
+void print_report(const std::string& what, const std::vector<Involved>& threads, const std::vector<std::string>& notes) {
   std::lock_guard<std::mutex> g(g_print);
   const std::string head = "tsmpi: rank " + g_rank + ": ";
   // The whole report goes out in one write: the launcher forwards each rank's output in
@@ -37,6 +37,7 @@ void print_report(const std::string& what, const std::vector<Involved>& threads)
   std::fprintf(out, "%s%s\n", head.c_str(), what.c_str());
   for (const Involved& t : threads)
     std::fprintf(out, "%s  thread %d (tid %d) %s\n", head.c_str(), t.thread_index, static_cast<int>(t.tid), t.call.c_str());
+  for (const std::string& note : notes) std::fprintf(out, "%s  %s\n", head.c_str(), note.c_str());
   for (const Involved& t : threads) {
     if (!t.stack) continue;
     std::fprintf(out, "%s  backtrace of thread %d:\n", head.c_str(), t.thread_index);

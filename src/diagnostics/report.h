@@ -31,6 +31,8 @@ const std::string& rank_label_text();
 void report_error(const std::string& what, const std::vector<Involved>& threads);
 
 // The same layout without the abort: for the hang watchdog.
-void print_report(const std::string& what, const std::vector<Involved>& threads);
+// `notes`: further lines after the threads' (what serialize mode has pending, ...).
+void print_report(const std::string& what, const std::vector<Involved>& threads,
+                  const std::vector<std::string>& notes = {});
 
 }  // namespace tsmpi::diag

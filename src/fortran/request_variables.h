@@ -8,6 +8,12 @@
 // request and that take a request variable) an entry point of the same name, which names the
 // program's variable here for the C call it makes; checking mode's request rule
 // (checks/unordered_completions.cpp) keys on it. MPICH's bindings pass the variable itself.
+//
+// The same bindings hand MPI_Comm_idup a local C handle for newcomm and convert it as soon as
+// the C function returns; serialize mode writes newcomm later, when the MPI is given the
+// duplication (locking/creation_in_flight.h). Its entry point also names the program's INTEGER
+// newcomm, and the C call leaves a function to run once the binding has returned (the local is
+// gone then): it writes the new handle into the program's variable if it exists already.
 #pragma once
 #include <mpi.h>
 
@@ -21,10 +27,14 @@ namespace tsmpi::fortran {
 // Set at MPI_Init: the request rule is on (checking mode, happens-before). Off, the entry
 // points only forward the call.
 inline bool g_follow_request_variables = false;
+// Set at MPI_Init in serialize mode: calls that write a handle late name its variable.
+inline bool g_late_handles = false;
 
 struct RequestVariable {
   int fn = -1;                        // the C function the binding calls (fn::Id)
   const MPI_Fint* base = nullptr;     // the program's INTEGER request, or its array
+  MPI_Fint* handle_out = nullptr;     // the program's INTEGER of the handle the call creates
+  void (*on_return)(MPI_Fint*) = nullptr;  // set by a C call that writes handle_out late
 };
 inline TSMPI_TLS RequestVariable t_request_variable;
 
@@ -32,10 +42,13 @@ inline TSMPI_TLS RequestVariable t_request_variable;
 // request(s) at `base`. Nested Fortran calls (a callback's) restore the outer one.
 class RequestVariableScope {
  public:
-  RequestVariableScope(int fn, const void* base) : saved_(t_request_variable) {
-    t_request_variable = {fn, static_cast<const MPI_Fint*>(base)};
+  RequestVariableScope(int fn, const void* base, void* handle_out = nullptr) : saved_(t_request_variable) {
+    t_request_variable = {fn, static_cast<const MPI_Fint*>(base), static_cast<MPI_Fint*>(handle_out), nullptr};
   }
-  ~RequestVariableScope() { t_request_variable = saved_; }
+  ~RequestVariableScope() {
+    if (t_request_variable.on_return) t_request_variable.on_return(t_request_variable.handle_out);
+    t_request_variable = saved_;
+  }
   RequestVariableScope(const RequestVariableScope&) = delete;
   RequestVariableScope& operator=(const RequestVariableScope&) = delete;
 

@@ -4,7 +4,8 @@
 #include <limits>
 
 #include "locking/backoff.h"
-#include "locking/creation_in_flight.h"
+#include "locking/collective_sequence.h"
+#include "locking/comm_agreement.h"
 #include "locking/group_agreement.h"
 #include "locking/object_registry.h"
 #include "locking/progress.h"
@@ -21,37 +22,23 @@ struct Admission {
   AdmissionCounters counters;
 } g_admission;
 
-// One agreement round: AND of `mine` over the ranks of comm, progressed in locked steps.
-// On an intercommunicator MPI_Iallreduce returns the other group's AND, so a second round
-// folds in the local group's: both groups then decide alike.
-int agree_on_comm(MPI_Comm comm, bool inter, int mine, int* all) {
-  MPI_Request request;
+// AND of `mine` over the processes of comm (comm_agreement.h), waited for in locked steps.
+int agree_on_comm(MPI_Comm comm, int mine, int* all) {
+  CommAgreement agreement;
   int rc;
   {
     Guard g;
-    rc = PMPI_Iallreduce(&mine, all, 1, MPI_INT, MPI_BAND, comm, &request);
+    rc = agreement.start(comm, mine != 0);
   }
-  if (rc == MPI_SUCCESS) rc = wait_request(&request, MPI_STATUS_IGNORE);
-  if (rc != MPI_SUCCESS || !inter) return rc;
-  int both = mine & *all;
-  {
-    Guard g;
-    rc = PMPI_Iallreduce(&both, all, 1, MPI_INT, MPI_BAND, comm, &request);
-  }
-  if (rc == MPI_SUCCESS) rc = wait_request(&request, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) return rc;
+  bool done = false, result = false;
+  rc = poll_until_done([&](int* flag) {
+    int r = agreement.test(&done, &result);
+    *flag = done;
+    return r;
+  });
+  *all = result;
   return rc;
-}
-
-// Under the lock: claims the process's right to enter for the call with this id if nobody holds
-// it and no waiting call with a lower id is known (the paper's mask_in_use/lowestContextId).
-// A nonblocking creation in flight keeps the right away (creation_in_flight.h).
-bool try_claim(std::uint64_t id) {
-  Admission& a = g_admission;
-  if (id < a.lowest) a.lowest = id;  // lowest id among the waiting calls goes first
-  if (creations_in_flight()) progress_creations();
-  if (a.in_use || id > a.lowest || creations_in_flight()) return false;
-  a.in_use = true;
-  return true;
 }
 
 // The loop of Fig. 3 among calls whose ranks are all present: claim the process's right to
@@ -63,24 +50,20 @@ int vote(std::uint64_t id, Agree&& agree) {
     int mine;
     {
       Guard g;
-      mine = try_claim(id);
+      if (sequences_active()) progress_sequences();
+      mine = claim(id);
     }
     int all = 0;
     int rc = agree(mine, &all);
-    if (rc != MPI_SUCCESS) {
-      if (mine) leave(id);
-      return rc;
-    }
-    if (all) {
-      Guard g;
-      ++g_admission.counters.admissions;
-      return MPI_SUCCESS;
-    }
     {
       Guard g;
-      ++g_admission.counters.retries;
-      if (mine) g_admission.in_use = false;
+      if (rc != MPI_SUCCESS) {
+        abandon(id, mine);
+        return rc;
+      }
+      vote_result(mine, all);
     }
+    if (all) return MPI_SUCCESS;
     backoff.pause();
   }
 }
@@ -113,12 +96,7 @@ int broadcast(MPI_Comm comm, int root, std::uint64_t* value) {
 }  // namespace
 
 int admit(MPI_Comm comm, std::uint64_t id) {
-  int inter = 0;
-  {
-    Guard g;
-    PMPI_Comm_test_inter(comm, &inter);
-  }
-  return admit_with(id, [&](int mine, int* all) { return agree_on_comm(comm, inter != 0, mine, all); });
+  return admit_with(id, [&](int mine, int* all) { return agree_on_comm(comm, mine, all); });
 }
 
 int admit_group(const std::vector<int>& members, std::uint64_t key) {
@@ -171,7 +149,7 @@ int admit_bridge(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int 
   // AND within the group, the leaders combine both groups' answers, then tell their group.
   auto agree = [&](int mine, int* all) {
     int local = 0;
-    int rc = agree_on_comm(local_comm, false, mine, &local);
+    int rc = agree_on_comm(local_comm, mine, &local);
     if (rc != MPI_SUCCESS) return rc;
     std::uint64_t combined = 0;
     if (leader) {
@@ -199,7 +177,8 @@ void acquire_local(std::uint64_t id) {
   while (true) {
     {
       Guard g;
-      if (try_claim(id)) {
+      if (sequences_active()) progress_sequences();
+      if (claim(id)) {
         ++g_admission.counters.admissions;
         return;
       }
@@ -208,12 +187,33 @@ void acquire_local(std::uint64_t id) {
   }
 }
 
-bool right_to_enter_taken() { return g_admission.in_use; }
+bool claim(std::uint64_t id) {
+  Admission& a = g_admission;
+  if (id < a.lowest) a.lowest = id;  // lowest id among the waiting calls goes first
+  if (a.in_use || id > a.lowest) return false;
+  a.in_use = true;
+  return true;
+}
+
+void vote_result(bool mine, bool all) {
+  if (all) {
+    ++g_admission.counters.admissions;
+    return;
+  }
+  ++g_admission.counters.retries;
+  if (mine) g_admission.in_use = false;
+}
+
+void abandon(std::uint64_t id, bool mine) {
+  if (mine) g_admission.in_use = false;
+  if (g_admission.lowest == id) g_admission.lowest = std::numeric_limits<std::uint64_t>::max();
+}
+
+void leave_locked(std::uint64_t id) { abandon(id, true); }
 
 void leave(std::uint64_t id) {
   Guard g;
-  g_admission.in_use = false;
-  if (g_admission.lowest == id) g_admission.lowest = std::numeric_limits<std::uint64_t>::max();
+  leave_locked(id);
 }
 
 AdmissionCounters admission_counters() {

@@ -44,9 +44,17 @@ int admit_bridge(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int 
 // priority rule; the caller must call leave(id) afterwards.
 void acquire_local(std::uint64_t id);
 
-// Under the lock: whether a thread of the process holds its right to enter (claimed in a vote,
-// or admitted and not yet left).
-bool right_to_enter_taken();
+// The same protocol driven by no waiting thread: a nonblocking constructor's vote, advanced
+// under the lock by whichever thread holds it (creation_in_flight.cpp). All under the lock.
+// Claims the right for the call with this id if nobody holds it and no waiting call with a
+// lower id is known (the paper's mask_in_use/lowestContextId).
+bool claim(std::uint64_t id);
+// After the agreement on the claims: counts it; a failed vote gives the claim back.
+void vote_result(bool mine, bool all);
+// A call that failed before it was admitted: gives back its claim and its place as lowest.
+void abandon(std::uint64_t id, bool mine);
+// leave() for a caller that holds the lock.
+void leave_locked(std::uint64_t id);
 
 struct AdmissionCounters {
   std::uint64_t admissions = 0;

@@ -1,37 +1,47 @@
-// Serialize mode's nonblocking communicator creations (MPI_Comm_idup, MPI_Comm_idup_with_info):
-// started under the lock and returned at once, as the standard requires (another rank may only
-// join after this one has gone on), then completed by whichever thread next holds the lock.
+// Serialize mode's nonblocking communicator constructors (MPI_Comm_idup, MPI_Comm_idup_with_info):
+// the call returns at once, as the standard requires (another process may join only after this
+// one has gone on), with a generalized request; the MPI gets the constructor later, in three
+// steps progressed by whichever thread next holds the lock (collective_sequence.h):
 //
-// While one is in flight no blocking creation of the process is admitted: the MPI's context-id
-// agreement makes a blocking creation wait for the process's nonblocking ones, and it would wait
-// holding tsmpi's lock, so the other processes' threads that must start their part of the
-// nonblocking one could not enter (admission.h). A creation starts only while no blocking one
-// holds the process's right to enter.
+//  1. In the parent's sequence: it waits behind the collectives called on the parent before it,
+//     then holds the parent (later collectives on it wait) until it completes.
+//  2. Presence: an agreement on the parent (comm_agreement.h) that completes once every member
+//     has called it, so the MPI is never given a constructor that another process has not
+//     called yet: Open MPI 4.1's context-id agreement lets the constructor with the lowest
+//     parent id go first in the whole process, and a constructor another process has not called
+//     would stop every constructor on higher-id parents in this process, including those that
+//     other process needs completed before it calls this one (threads waiting for each other's
+//     duplications: a hang).
+//  3. The admission protocol's vote (admission.h), run by the progress steps instead of a
+//     waiting thread: each member claims its process's right to create, and only when all did
+//     does the MPI get the call; it holds the right until it completes. So the MPI never has two
+//     communicator creations of one process at once, blocking or not (Open MPI 4.1 hung with
+//     several nonblocking ones of a process in flight, each called by every member), and every
+//     member gives the MPI the same creation at the same time. The new handle is written to the
+//     application's variable then (until then it is MPI_COMM_NULL): the standard says newcomm
+//     may not be used before the request completes.
 #pragma once
 #include <mpi.h>
 
+#include <array>
+#include <cstdint>
+#include <functional>
+
 #include "fn_ids.h"
+#include "locking/collective_sequence.h"
 #include "runtime/handles.h"
 
 namespace tsmpi::serial {
 
-// How many nonblocking creations of the process are in flight. Under the lock.
-extern int g_creations_in_flight;
-inline bool creations_in_flight() { return g_creations_in_flight > 0; }
 
-// Under the lock: tests the creations in flight once; a finished one completes the request the
-// application holds and gives up its claim. Called where the lock is taken for a call, by the
-// wait room's poller and by admission, so a creation completes while any thread uses MPI.
-void progress_creations();
+// start(held, &newcomm, &request) makes the MPI's call.
+using CreationStart = std::function<int(const Held&, MPI_Comm*, MPI_Request*)>;
+int start_creation(fn::Id id, const Objects& objects, const CallArgs& args, const std::array<std::int8_t, 4>& held,
+                   int held_count, CreationStart start, MPI_Comm* newcomm, MPI_Request* request);
 
-// Starts the creation (start(context) calls the MPI's nonblocking function, which writes its
-// request to *request) once no blocking creation holds the right to enter, and replaces
-// *request with a generalized request that completes with it.
-int start_creation(fn::Id id, const Objects& objects, MPI_Request* request, int (*start)(void*), void* context);
-
-template <class Pmpi>
-int start_creation(fn::Id id, Pmpi& pmpi, const Objects& objects, MPI_Request* request) {
-  return start_creation(id, objects, request, [](void* c) { return (*static_cast<Pmpi*>(c))(); }, &pmpi);
+template <class Extra>
+int start_creation(fn::Id id, const Objects& objects, const CallArgs& args, Extra& extra) {
+  return start_creation(id, objects, args, extra.held, extra.held_count, extra.start, extra.newcomm, extra.request);
 }
 
 }  // namespace tsmpi::serial

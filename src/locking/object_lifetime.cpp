@@ -17,6 +17,7 @@
 #include "checks/checks.h"
 #include "checks/use_after_free.h"
 #include "locking/backoff.h"
+#include "locking/collective_sequence.h"
 #include "locking/object_registry.h"
 #include "locking/read_biased_lock.h"
 #include "locking/serialize_lock.h"
@@ -245,9 +246,8 @@ int mpi_free(Kind kind, std::uintptr_t bits) {
   switch (kind) {
     case Kind::Comm: {
       MPI_Comm c = handle_from_bits<MPI_Comm>(bits);
-      int rc = PMPI_Comm_free(&c);
-      if (serial::enabled()) serial::after_call(fn::MPI_Comm_free, Objects{HandleRef{Kind::Comm, bits}, {}}, rc);
-      return rc;
+      // Serialize mode frees it once what waits on it went to the MPI (collective_sequence.h).
+      return serial::enabled() ? serial::free_communicator(&c) : PMPI_Comm_free(&c);
     }
     case Kind::Group: { MPI_Group h = handle_from_bits<MPI_Group>(bits); return PMPI_Group_free(&h); }
     case Kind::Datatype: { MPI_Datatype h = handle_from_bits<MPI_Datatype>(bits); return PMPI_Type_free(&h); }
@@ -914,6 +914,10 @@ int nested_created(const CallArgs& args, int rc) {
 
 void adopt_session(std::uintptr_t bits) {
   if (g_on) adopt(Kind::Session, bits, {});
+}
+
+void adopt_created(Kind kind, std::uintptr_t bits) {
+  if (g_on) adopt(kind, bits, {});
 }
 
 int end_session(std::uintptr_t bits) {

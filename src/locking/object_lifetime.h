@@ -57,6 +57,12 @@ std::string stats_line();
 void adopt_session(std::uintptr_t bits);
 int end_session(std::uintptr_t bits);
 
+// An object serialize mode created after the application's call returned (the communicator of
+// a nonblocking duplication, locking/creation_in_flight.h). Called under serialize mode's lock:
+// the record it may lock names a value the MPI just handed out, which no call that holds a
+// record lock and waits for serialize mode's lock can name (it was freed and released).
+void adopt_created(Kind kind, std::uintptr_t bits);
+
 struct Record;
 
 // The protection of one call, for the call's duration.

@@ -8,6 +8,7 @@
 
 #include "fn_ids.h"
 #include "locking/admission.h"
+#include "locking/collective_sequence.h"
 #include "locking/completion_errors.h"
 #include "locking/creation_in_flight.h"
 #include "locking/group_agreement.h"
@@ -15,6 +16,7 @@
 #include "locking/progress.h"
 #include "locking/serialize_lock.h"
 #include "runtime/config.h"
+#include "runtime/function_table.h"
 #include "runtime/handles.h"
 #include "runtime/strategy.h"
 #include "wrappers/call_shapes.h"
@@ -33,7 +35,7 @@ inline void track(fn::Id id, const Objects& objects, int rc) {
 template <class Pmpi>
 int call_locked(fn::Id id, Pmpi&& pmpi, const Objects& objects) {
   Guard g;
-  if (TSMPI_UNLIKELY(creations_in_flight())) progress_creations();
+  if (TSMPI_UNLIKELY(sequences_active())) progress_sequences();
   int rc = pmpi();
   if (tracks_objects(id)) after_call(id, objects, rc);
   return rc;
@@ -42,9 +44,9 @@ int call_locked(fn::Id id, Pmpi&& pmpi, const Objects& objects) {
 // A blocking receive's completion errors are raised on its communicator (completion_errors.h).
 bool raises_on_comm(fn::Id id);
 
-// A blocking call as its nonblocking form (start_then_poll), with the wrapper's duties: the
-// communicators being created progress first, a receive's completion error is raised on its
-// communicator, and created or freed objects are tracked.
+// A blocking call as its nonblocking form (start_then_poll), with the wrapper's duties: what
+// waits in the communicators' sequences progresses first, a receive's completion error is
+// raised on its communicator, and created or freed objects are tracked.
 template <class Start>
 int start_and_wait(fn::Id id, const StartWait<Start>& extra, const Objects& objects) {
   MPI_Request request = MPI_REQUEST_NULL;
@@ -58,7 +60,7 @@ int start_and_wait(fn::Id id, const StartWait<Start>& extra, const Objects& obje
     return r;
   };
   int rc = start_then_poll(&request, extra.start, test, [] {
-    if (TSMPI_UNLIKELY(creations_in_flight())) progress_creations();
+    if (TSMPI_UNLIKELY(sequences_active())) progress_sequences();
   });
   if (TSMPI_UNLIKELY(unraised)) {
     Guard g;
@@ -86,13 +88,23 @@ struct ProcNullStep {
 };
 bool procnull_needs_step(const CallArgs& args);
 
+// A blocking collective on a communicator (a constructor, a window or file made on it, ...) goes
+// to the MPI after the operations waiting in the communicator's sequence
+// (collective_sequence.h). Point-to-point calls do not wait for them.
+inline void after_pending_collectives(const HandleRef& in) {
+  if (TSMPI_UNLIKELY(sequences_active()) && in.kind == Kind::Comm) await_idle(handle_from_bits<MPI_Comm>(in.bits));
+}
+
 template <Strategy S, class Pmpi, class Extra>
 auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, Extra&& extra) {
   if constexpr (S == Strategy::kUnlocked || S == Strategy::kRuntime) {
     return pmpi();
   } else if constexpr (S == Strategy::kLocked || S == Strategy::kBlockingLocked) {
     return call_locked(id, pmpi, objects);
+  } else if constexpr (S == Strategy::kSequenced) {
+    return start_sequenced(id, objects, args, extra);
   } else if constexpr (S == Strategy::kStartWait) {
+    if (kFunctions[id].category == Category::Collective) after_pending_collectives(objects.in);
     if (TSMPI_UNLIKELY(args.root == MPI_PROC_NULL) && procnull_needs_step(args))
       return start_and_wait(id, StartWait{ProcNullStep{args.root_comm}, MPI_STATUS_IGNORE}, objects);
     if (TSMPI_UNLIKELY(blocking_when_in_place(id, args)))
@@ -111,10 +123,12 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, E
   } else if constexpr (S == Strategy::kHandler) {
     return extra.fn();
   } else if constexpr (S == Strategy::kCreationInFlight) {
-    return start_creation(id, pmpi, objects, extra.request);
+    return start_creation(id, objects, args, extra);
   } else if constexpr (S == Strategy::kAdmitted || S == Strategy::kAdmittedStartWait ||
                        S == Strategy::kOwnedLocked ||
                        S == Strategy::kAdmittedGroup || S == Strategy::kAdmittedBridge) {
+    // MPI_Comm_create_group is collective over its group only: the parent's order is not its.
+    if constexpr (S != Strategy::kAdmittedGroup) after_pending_collectives(objects.in);
     MPI_Comm comm = MPI_COMM_NULL;
     std::uint64_t comm_id = 0;
     bool known;

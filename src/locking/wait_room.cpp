@@ -5,7 +5,7 @@
 
 #include <mutex>
 
-#include "locking/creation_in_flight.h"
+#include "locking/collective_sequence.h"
 #include "locking/serialize_lock.h"
 #include "runtime/os.h"
 
@@ -59,7 +59,7 @@ bool test_once(Waiter& w) {
 bool poll_once(Room& r, Waiter* me) {
   bool any = false;
   Guard g;
-  if (creations_in_flight()) progress_creations();
+  if (sequences_active()) progress_sequences();
   std::lock_guard<std::mutex> l(r.mutex);
   for (Waiter* w = r.first.load(std::memory_order_relaxed); w;) {
     Waiter* next = w->next;
@@ -83,7 +83,7 @@ bool poll_once(Room& r, Waiter* me) {
 bool poll_alone(Room& r, Waiter* me) {
   Guard g;
   while (r.first.load(std::memory_order_acquire) == me && me->next == nullptr && lock_waiters() == 0) {
-    if (creations_in_flight()) progress_creations();  // as every pass does (creation_in_flight.h)
+    if (sequences_active()) progress_sequences();  // as every pass does (collective_sequence.h)
     if (test_once(*me)) {
       std::lock_guard<std::mutex> l(r.mutex);
       unlink(r, me);
@@ -126,7 +126,7 @@ void poll(Room& r, Waiter* me) {
 bool test_before_joining(Waiter& w) {
   if (!mpi_lock().try_lock()) return false;
   std::lock_guard<std::mutex> g(mpi_lock(), std::adopt_lock);
-  if (creations_in_flight()) progress_creations();
+  if (sequences_active()) progress_sequences();
   return test_once(w);
 }
 

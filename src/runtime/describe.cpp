@@ -18,19 +18,28 @@ const char* strategy_text(Strategy s) {
     case Strategy::kLocked: return "called under tsmpi's lock";
     case Strategy::kStartWait:
       return "its nonblocking form started under tsmpi's lock and tested once in the same hold, then completed in "
-             "short locked tests by one polling thread for all waiting threads (the lock is never held while it waits)";
+             "short locked tests by one polling thread for all waiting threads (the lock is never held while it waits); "
+             "a collective first waits for the communicator's pending nonblocking duplications";
     case Strategy::kPoll: return "its polling form called in short locked steps until it succeeds (never blocked under the lock)";
     case Strategy::kPollSome: return "MPI_Testsome in short locked steps until a request completes";
-    case Strategy::kHandler: return "carried out by tsmpi's locking code (no nonblocking counterpart in this MPI)";
+    case Strategy::kHandler:
+      return "carried out by tsmpi's own code in src/locking/ (docs/serialize-mode.md says what, per function)";
     case Strategy::kAdmitted:
-      return "a blocking collective without a nonblocking form: the admission protocol orders it among the "
-             "process's collectives on the communicator, then it runs under the lock";
+      return "a blocking collective without a nonblocking form: it waits for the communicator's pending "
+             "nonblocking duplications, the admission protocol orders it among the process's collectives on the "
+             "communicator, then it runs under the lock";
     case Strategy::kBlockingLocked: return "blocking, not collective, no counterpart: called under tsmpi's lock";
     case Strategy::kAdmittedStartWait:
       return "admission (the process's right to enter a communicator creation), then its nonblocking form "
              "completed in locked steps";
     case Strategy::kCreationInFlight:
-      return "started under the lock; completed by later calls while it holds the process's right to create";
+      return "returns at once with a generalized request; the MPI gets the call once the collectives called "
+             "before it on the communicator went first and every member has called it (a barrier), and no blocking "
+             "creation holds the process's right to create; newcomm is set then; later collectives on the "
+             "communicator wait for it";
+    case Strategy::kSequenced:
+      return "called under tsmpi's lock, or, while a nonblocking duplication of the communicator is pending, "
+             "given to the MPI after it in call order (the application gets a generalized request)";
     case Strategy::kOwnedLocked: return "the process's right to create taken locally, then called under the lock";
     case Strategy::kAdmittedGroup: return "admission agreed among the group's members, then called under the lock";
     case Strategy::kAdmittedBridge:

@@ -28,7 +28,7 @@ const char* strategy_name(Strategy s) {
                                            "poll",      "poll-some", "handler", "admitted",
                                            "blocking-locked", "admitted+start+wait",
                                            "creation-in-flight", "owned-locked", "admitted-group",
-                                           "admitted-bridge"};
+                                           "admitted-bridge", "sequenced"};
   return kNames[static_cast<int>(s)];
 }
 

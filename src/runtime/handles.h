@@ -124,8 +124,9 @@ struct CallArgs {
 };
 
 // Whether handle argument `h` of a call counts (the standard does not say it is ignored here).
-// May ask the MPI for the communicator's rank: call it only on handles that have a condition.
-bool significant(const CallArgs& args, const HandleArg& h);
+// May ask the MPI for the communicator's rank (under serialize mode's lock, which it takes
+// unless `take_lock` is false: the caller holds it): call it only on handles that have a condition.
+bool significant(const CallArgs& args, const HandleArg& h, bool take_lock = true);
 
 // A predefined object of MPICH: its handles carry the builtin kind (bits 30-31 = 01). Always
 // false on Open MPI, whose handles are pointers.

@@ -13,8 +13,10 @@
 #include "diagnostics/report.h"
 #include "fortran/coverage.h"
 #include "fortran/redirect.h"
+#include "fortran/request_variables.h"
 #include "locking/admission.h"
 #include "locking/buffer_lock.h"
+#include "locking/collective_sequence.h"
 #include "locking/group_agreement.h"
 #include "locking/object_lifetime.h"
 #include "locking/object_registry.h"
@@ -111,7 +113,8 @@ void print_stats_once() {
   std::string extra;
   if (serial::enabled()) {
     serial::AdmissionCounters a = serial::admission_counters();
-    extra = "  serialize: admissions=" + std::to_string(a.admissions) + " retries=" + std::to_string(a.retries) + "\n";
+    extra = "  serialize: admissions=" + std::to_string(a.admissions) + " retries=" + std::to_string(a.retries) +
+            " deferred=" + std::to_string(serial::deferred_count()) + "\n";
   }
   extra += matching::policy_stats_line();
   extra += lifetime::stats_line();
@@ -150,6 +153,7 @@ int init(fn::Id id, int* argc, char*** argv, int required, int* provided) {
     serial::registry_init();
     serial::group_agreement_init();
     serial::g_enabled.store(true);
+    fortran::g_late_handles = true;  // MPI_Comm_idup's newcomm is written late (creation_in_flight.h)
     g_init.tsmpi_provided = MPI_THREAD_MULTIPLE;
   } else {
     g_init.tsmpi_provided = g_init.mpi_provided;
@@ -188,6 +192,10 @@ int MPI_Finalize() {
     if (!ranks::asp::finalize(&rc)) return rc;
   }
   count_handled_call(fn::MPI_Finalize);
+  if (serial::enabled()) {  // what serialize mode has yet to give the MPI (collective_sequence.h)
+    NestingScope inside(tl_thread);
+    serial::drain_sequences();
+  }
   diag::stop_hang_watchdog();
   bool clean = matching::finish_policy(options_or_exit(), rank_label().c_str());
   print_stats_once();

@@ -18,10 +18,14 @@ enum class Strategy : std::uint8_t {
   // Communicator creation: the MPI's own context-id agreement couples all creations of a
   // process, so each holds the process's right to enter from start to completion.
   kAdmittedStartWait,  // Comm_dup: admission, then Comm_idup completed in locked steps
-  kCreationInFlight,   // Comm_idup: started under the lock, completed by later calls (no admission)
+  kCreationInFlight,   // Comm_idup: returns at once; the MPI gets it once every member called it
+                       // and its parent's earlier collectives went first (collective_sequence.h)
   kOwnedLocked,          // Comm_join, *_from_group(s): the right to enter taken locally, then under the lock
   kAdmittedGroup,        // Comm_create_group: admission agreed among the group's members only
   kAdmittedBridge,       // Intercomm_create: admission agreed by both groups, through their leaders
+  // A nonblocking collective on a communicator: under the lock at once, or, while a nonblocking
+  // constructor holds the communicator, after it in call order (collective_sequence.h).
+  kSequenced,
 };
 
 const char* strategy_name(Strategy s);

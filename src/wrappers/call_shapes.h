@@ -2,6 +2,9 @@
 #pragma once
 #include <mpi.h>
 
+#include <array>
+#include <cstdint>
+
 namespace tsmpi {
 
 struct NoExtra {};
@@ -29,11 +32,30 @@ struct PollSome {
 };
 template <class Test> PollSome(Test, int*) -> PollSome<Test>;
 
-// MPI_Comm_idup's request argument: serialize mode completes the duplication before returning
-// and hands the application an already completed request.
-struct RequestOut {
+// A call serialize mode may give the MPI after it returned (locking/collective_sequence.h): its
+// start with the arguments captured by value, where its request goes, and which of its handle
+// arguments (indices into CallArgs::handles: datatypes, info objects) a later start reads from
+// copies, as the application may free them once the call returned.
+template <class Start>
+struct Sequenced {
+  Start start;  // int(const serial::Held&, MPI_Request*)
   MPI_Request* request;
+  std::array<std::int8_t, 4> held;
+  int held_count;
 };
+template <class Start> Sequenced(Start, MPI_Request*, std::array<std::int8_t, 4>, int) -> Sequenced<Start>;
+
+// The same for a nonblocking communicator constructor, which also writes newcomm.
+template <class Start>
+struct SequencedCreation {
+  Start start;  // int(const serial::Held&, MPI_Comm* newcomm, MPI_Request*)
+  MPI_Comm* newcomm;
+  MPI_Request* request;
+  std::array<std::int8_t, 4> held;
+  int held_count;
+};
+template <class Start>
+SequencedCreation(Start, MPI_Comm*, MPI_Request*, std::array<std::int8_t, 4>, int) -> SequencedCreation<Start>;
 
 // MPI_Comm_create_group's group and tag: admission is agreed among the group's members.
 struct GroupArgs {

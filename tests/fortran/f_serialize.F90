@@ -22,6 +22,7 @@ module serialize_state
   implicit none
 #endif
   integer :: rank, size, nthreads = 3, nrounds = 200
+  character(len=*), parameter :: test_name = 'f_serialize'
   integer :: failures = 0
   T_COMM, allocatable :: comms(:)
 
@@ -34,19 +35,7 @@ module serialize_state
 
 contains
 
-  subroutine check(ok, what, value, expected)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    integer, intent(in) :: value, expected
-    if (ok) return
-    !$omp critical (report)
-    write(*, '(a,i0,a,i0,a,a,a,i0,a,i0)') 'f_serialize: rank ', rank, ': thread ', omp_get_thread_num(), &
-      ': check failed: ', what, ' = ', value, ', expected ', expected
-    flush(6)
-    !$omp end critical (report)
-    !$omp atomic
-    failures = failures + 1
-  end subroutine check
+#include "thread_check.inc"
 
   subroutine ok_call(ierr, what)
     integer, intent(in) :: ierr

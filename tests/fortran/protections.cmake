@@ -2,7 +2,7 @@
 # use mpi_f08), under tsmpirun, mirroring the C tests of tests/CMakeLists.txt. Included by
 # tests/fortran/CMakeLists.txt, in the scope of tests/CMakeLists.txt (_run, _expect, _progdir,
 # _low_level, tsmpi_mpi_test). Test names: fortran.<what>.<binding>[.<variant>].
-foreach(_p f_probe_race f_serialize f_info_race f_freed_handle f_check_report)
+foreach(_p f_probe_race f_serialize f_idup f_info_race f_freed_handle f_check_report)
   tsmpi_fortran_program(${_p} ${CMAKE_CURRENT_LIST_DIR}/${_p}.F90)
 endforeach()
 
@@ -50,12 +50,23 @@ foreach(_b IN LISTS TSMPI_FORTRAN_BINDINGS)
   tsmpi_mpi_test(fortran.serialize.${_b} ENV TSMPI_UNDERLYING_LEVEL=${_low_level} TSMPI_STATS=1 TIMEOUT 180
     COMMAND ${_expect} --repeat 2 --count 3 "^f_serialize: rank [0-2]: ok$"
       --count 3 "options: TSMPI_UNDERLYING_LEVEL=${_low_level} "
-      --count 3 "serialize: admissions=[1-9][0-9]* retries=[0-9]+$"
+      --count 3 "serialize: admissions=[1-9][0-9]* retries=[0-9]+ deferred=0$"
       --count 3 "calls: .* CommIO=${_fser_commio} "
       -- ${_run} -np 3 ${_progdir}/f_serialize.${_b} 3 ${_fser_rounds})
   tsmpi_mpi_test(fortran.serialize.${_b}.native TIMEOUT 180
     COMMAND ${_expect} --count 3 "^f_serialize: rank [0-2]: ok$"
       -- ${TSMPI_MPIEXEC} -np 3 ${_progdir}/f_serialize.${_b} 3 20)
+
+  # Nonblocking duplications from 4 OpenMP threads per rank, each with an MPI_Iallreduce and an
+  # MPI_Ibarrier on the communicator while they are pending, 3 rounds, 3 times in a row: serialize
+  # mode gives the MPI each duplication after the call returned and writes newcomm then, through
+  # Open MPI's bindings (which hand the C call a copy of newcomm) into the program's variable.
+  # Every new communicator and result is checked. (Natively Open MPI 4.1.4 hangs in it.)
+  tsmpi_mpi_test(fortran.serialize_idup.${_b} ENV TSMPI_UNDERLYING_LEVEL=${_low_level} TSMPI_STATS=1
+    TSMPI_HANG_TIMEOUT=30 TIMEOUT 400
+    COMMAND ${_expect} --repeat 3 --count 3 "^f_idup: rank [0-2]: ok$"
+      --count 3 "serialize: admissions=[1-9][0-9]* retries=[0-9]+ deferred=[1-9][0-9]*$" --lacks "tsmpi: .*hang:"
+      -- timeout -k 5 120 ${_run} -np 3 ${_progdir}/f_idup.${_b} 4 3)
 
   # ---- Object lifetime (lifetime.*.info_race, lifetime.*.freed_handles) ----
   # Set, get and free of one MPI_Info by three threads, 300 rounds, 3 times, at MULTIPLE and in
