@@ -1,6 +1,7 @@
 // Where serialize mode must not use the MPI's nonblocking form of a blocking call, because the
 // MPI gets that form wrong although the blocking one is right (found by tests/coverage).
 #include <array>
+#include <initializer_list>
 #include <string_view>
 
 #include "locking/serialize.h"
@@ -24,20 +25,37 @@ bool raises_on_comm(fn::Id id) {
 #endif
 }
 
-bool blocking_when_in_place(fn::Id id, const CallArgs& args) {
+namespace {
+std::array<bool, fn::kCount> named(std::initializer_list<std::string_view> names) {
+  std::array<bool, fn::kCount> a{};
+  for (int i = 0; i < fn::kCount; ++i)
+    for (std::string_view n : names) a[i] = a[i] || n == kFunctions[i].name;
+  return a;
+}
+}  // namespace
+
+bool needs_blocking_form(fn::Id id, const CallArgs& args, MPI_Comm comm) {
   // MPICH 4.0.2's MPI_Ialltoallw with MPI_IN_PLACE and receive types that differ per peer
   // truncates or hangs; its MPI_Alltoallw does not.
-  static const std::array<bool, fn::kCount> alltoallw = [] {
-    std::array<bool, fn::kCount> a{};
-    for (int i = 0; i < fn::kCount; ++i) {
-      std::string_view name = kFunctions[i].name;
-      a[i] = name == "MPI_Alltoallw" || name == "MPI_Alltoallw_c";
-    }
-    return a;
-  }();
-  if (!alltoallw[id]) return false;
-  for (int i = 0; i < args.handle_count; ++i)
-    if (args.handles[i].ignored & Ignored::kInPlace) return args.handles[i].in_place == MPI_IN_PLACE;
+  static const std::array<bool, fn::kCount> alltoallw = named({"MPI_Alltoallw", "MPI_Alltoallw_c"});
+  if (alltoallw[id]) {
+    for (int i = 0; i < args.handle_count; ++i)
+      if (args.handles[i].ignored & Ignored::kInPlace) return args.handles[i].in_place == MPI_IN_PLACE;
+    return false;
+  }
+#ifdef OPEN_MPI
+  // Open MPI 4.1's MPI_Ibarrier on an intercommunicator lets a process that is not rank 0 of its
+  // group go on before the other group's such processes have called it (its MPI_Barrier waits
+  // for them, as the standard requires): tests/mpi/intercomm_barrier.c.
+  static const std::array<bool, fn::kCount> barrier = named({"MPI_Barrier"});
+  if (barrier[id]) {
+    int inter = 0;
+    Guard g;
+    return comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
+  }
+#else
+  (void)comm;
+#endif
   return false;
 }
 

@@ -70,10 +70,10 @@ int start_and_wait(fn::Id id, const StartWait<Start>& extra, const Objects& obje
   return rc;
 }
 
-// Where the MPI gets a blocking call's nonblocking form wrong (src/locking/mpi_quirks.cpp).
-// A collective it gets wrong with MPI_IN_PLACE (MPICH 4.0.2's MPI_Ialltoallw with receive types
-// that differ per peer): carried out blocking, admitted.
-bool blocking_when_in_place(fn::Id id, const CallArgs& args);
+// Where the MPI gets a blocking call's nonblocking form wrong (src/locking/mpi_quirks.cpp):
+// MPICH 4.0.2's MPI_Ialltoallw with MPI_IN_PLACE and receive types that differ per peer, Open
+// MPI 4.1's MPI_Ibarrier on an intercommunicator: the call is carried out blocking, admitted.
+bool needs_blocking_form(fn::Id id, const CallArgs& args, MPI_Comm comm);
 // A rooted collective at a process that passes MPI_PROC_NULL as root on an intercommunicator:
 // true when the MPI needs another start than the application's arguments give (Open MPI 4.1
 // skips its nonblocking engine for a count of 0 and loses step); *start is then that start.
@@ -107,7 +107,7 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, E
     if (kFunctions[id].category == Category::Collective) after_pending_collectives(objects.in);
     if (TSMPI_UNLIKELY(args.root == MPI_PROC_NULL) && procnull_needs_step(args))
       return start_and_wait(id, StartWait{ProcNullStep{args.root_comm}, MPI_STATUS_IGNORE}, objects);
-    if (TSMPI_UNLIKELY(blocking_when_in_place(id, args)))
+    if (TSMPI_UNLIKELY(needs_blocking_form(id, args, handle_from_bits<MPI_Comm>(objects.in.bits))))
       return run<Strategy::kAdmitted>(id, pmpi, objects, args, extra);
     if (TSMPI_UNLIKELY(neighborhood(id)) && !has_topology(handle_from_bits<MPI_Comm>(objects.in.bits)))
       return call_locked(id, pmpi, objects);  // refused at once, as only the blocking form does
