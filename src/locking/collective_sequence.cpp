@@ -196,11 +196,9 @@ void progress_sequences() {
 
 bool busy(MPI_Comm comm) { return sequences().count(handle_bits(comm)) != 0; }
 
-void count_deferred() { ++g_deferred; }
-
 void enqueue(MPI_Comm comm, Pending* op) {
   g_sequenced.fetch_add(1, std::memory_order_relaxed);
-  count_deferred();
+  ++g_deferred;
   auto& all = sequences();
   auto it = all.try_emplace(handle_bits(comm)).first;
   it->second.waiting.emplace_back(op);

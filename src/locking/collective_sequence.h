@@ -123,9 +123,8 @@ struct SequenceState {
 };
 std::vector<SequenceState> describe_sequences();
 
-// Operations that waited here at least once (TSMPI_STATS).
+// Operations that waited here (TSMPI_STATS).
 std::uint64_t deferred_count();
-void count_deferred();
 
 // The application's side of an operation that waits here: its request, a generalized request
 // that tsmpi completes with the operation's outcome, and the copies the operation reads.

@@ -34,9 +34,9 @@ const char* strategy_text(Strategy s) {
              "completed in locked steps";
     case Strategy::kCreationInFlight:
       return "returns at once with a generalized request; the MPI gets the call once the collectives called "
-             "before it on the communicator went first and every member has called it (a barrier), and no blocking "
-             "creation holds the process's right to create; newcomm is set then; later collectives on the "
-             "communicator wait for it";
+             "before it on the communicator went first, every member has called it, and every member holds its "
+             "process's right to create (the admission protocol's vote, one creation per process in the MPI at a "
+             "time); newcomm is set then; later collectives on the communicator wait for it";
     case Strategy::kSequenced:
       return "called under tsmpi's lock, or, while a nonblocking duplication of the communicator is pending, "
              "given to the MPI after it in call order (the application gets a generalized request)";
