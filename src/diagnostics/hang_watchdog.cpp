@@ -590,8 +590,10 @@ std::vector<std::string> serialize_notes() {
   MpiLock lock;
   if (!lock) return notes;
   for (const serial::SequenceState& s : serial::describe_sequences()) {
+    // Under the lock already taken (members_of would take it again); asked only of a
+    // communicator its sequence keeps alive.
     const HandleRef comm{Kind::Comm, handle_bits(s.comm)};
-    notes.push_back("serialize mode: " + object_text(comm, members_of(comm)) + ": " + s.what);
+    notes.push_back("serialize mode: " + object_text(comm, s.held ? comm_members(s.comm) : Members{}) + ": " + s.what);
   }
   return notes;
 }

@@ -257,11 +257,11 @@ std::vector<SequenceState> describe_sequences() {
       what += what.empty() ? "waiting: " : "; behind it: ";
       for (std::size_t i = 0; i < s.waiting.size(); ++i) what += (i ? ", " : "") + s.waiting[i]->describe();
     }
-    out.push_back({handle_from_bits<MPI_Comm>(bits), what});
+    out.push_back({handle_from_bits<MPI_Comm>(bits), what, true});
   }
   for (const auto& op : started()) {
     const auto* c = static_cast<const PendingCollective*>(op.get());  // only collectives run on their own
-    out.push_back({c->comm(), c->describe() + " (it waited) is in the MPI"});
+    out.push_back({c->comm(), c->describe() + " (it waited) is in the MPI", false});
   }
   return out;
 }

@@ -120,6 +120,7 @@ void drain_sequences();
 struct SequenceState {
   MPI_Comm comm;
   std::string what;  // "MPI_Comm_idup is in the MPI; behind it MPI_Iscan, MPI_Ibcast"
+  bool held;         // the sequence keeps comm from being freed (else it may be freed already)
 };
 std::vector<SequenceState> describe_sequences();
 
