@@ -22,12 +22,14 @@ the MPI's routine.
 import fnmatch
 import os
 import re
+import sys
 
 PROFILING = re.compile(r"(?i)^pmpi")
 # Strategies whose hooked path calls something other than the function itself (the
 # nonblocking form, a poll loop, a hand-written handler): an entry point cannot forward those.
 SUBSTITUTING = {"kStartWait", "kAdmittedStartWait", "kPoll", "kPollSome", "kCreationInFlight", "kSequenced",
                 "kAdmittedGroup", "kAdmittedBridge", "kHandler", "kRuntime"}
+STATUS_READING_FAMILIES = {"probe", "mprobe", "recv", "sendrecv", "start", "wait", "test", "cancel", "mrecv"}
 SCALAR_TYPES = {"int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint"}
 # A binding that calls one of these converts between the program's INTEGER request and a C copy.
 REQUEST_CONVERSIONS = {"PMPI_Request_f2c", "MPI_Request_f2c", "PMPI_Request_c2f", "MPI_Request_c2f"}
@@ -84,6 +86,15 @@ def classify(routines, owner, table, functions, protos, strategies, patterns, pr
     exported = set(functions)
     table_lower = {f.lower(): f for f in table}
     out = []
+
+    def cannot(name, binding, fn, lib, why):
+        """A routine with no path: the build stops, or with --unknown-functions warn the routine
+        stays the MPI's own, unprotected, named in a warning and in tsmpi-info."""
+        if g.unknown_functions == "warn":
+            print(f"tsmpi codegen: warning: {why}; left unprotected", file=sys.stderr)
+            out.append((name, binding, fn, "unprotected", lib, None))
+        else:
+            problems.add(why + " (configure with -DTSMPI_UNKNOWN_FUNCTIONS=warn to build with it unprotected)")
     for name in sorted(routines, key=lambda n: (n.lower(), n)):  # a total order: stable output
         if PROFILING.match(name) or not re.match(r"(?i)^mpix?_", name):
             continue
@@ -94,8 +105,8 @@ def classify(routines, owner, table, functions, protos, strategies, patterns, pr
             if fortran_only(name, patterns):
                 out.append((name, binding, None, "none", lib, None))
             else:
-                problems.add(f"{mpi}'s {os.path.basename(lib)} exports the Fortran routine {name}, which has no "
-                             f"row in mpi_functions.table and no entry in fortran_only.table")
+                cannot(name, binding, None, lib, f"{mpi}'s {os.path.basename(lib)} exports the Fortran routine {name}, "
+                       f"which has no row in mpi_functions.table and no entry in fortran_only.table")
             continue
         if fn in reached and fn in exported:
             path = "c"
@@ -109,17 +120,17 @@ def classify(routines, owner, table, functions, protos, strategies, patterns, pr
         else:
             why = unforwardable(table[fn], protos["P" + fn][1], strategies[fn], g.norm_type)
             if why:
-                problems.add(f"{mpi}'s Fortran routine {name} reaches neither {fn} nor P{fn} "
-                             f"(it calls {', '.join(sorted(reached)) or 'nothing exported'}) and "
-                             f"cannot get an entry point: {why}")
+                cannot(name, binding, fn, lib, f"{mpi}'s Fortran routine {name} reaches neither {fn} nor P{fn} "
+                       f"(it calls {', '.join(sorted(reached)) or 'nothing exported'}) and "
+                       f"cannot get an entry point: {why}")
                 continue
             path = "entry"
         copied = None
         if path == "redirected" and reached & REQUEST_CONVERSIONS:
             copied = copied_request(table[fn], protos["P" + fn][1], g)
             if isinstance(copied, str):
-                problems.add(f"{mpi}'s Fortran routine {name} copies the request variable of {fn}, which tsmpi "
-                             f"cannot follow: {copied}")
+                cannot(name, binding, fn, lib, f"{mpi}'s Fortran routine {name} copies the request variable of "
+                       f"{fn}, which tsmpi cannot follow: {copied}")
                 continue
         out.append((name, binding, fn, path, lib, copied))
     return out
@@ -162,10 +173,10 @@ def unforwardable(row, params, strategy, norm_type):
         return f"serialize mode's strategy {strategy[0]} replaces the call"
     for t, n in params:
         t = norm_type(t)
-        if "char" in t:
-            return f"character argument {n} (hidden length)"
-        if "MPI_Status" in t:
-            return f"status argument {n}"
+        # A status is passed through to the MPI's routine untouched, unless a probe policy reads
+        # it (the Fortran status is not a C MPI_Status, and MPI_STATUS_IGNORE differs).
+        if "MPI_Status" in t and row["family"] in STATUS_READING_FAMILIES:
+            return f"status argument {n}, which the probe policies read"
         if t.endswith("[]") or ("MPI_" in t and t.count("*") > 1):
             return f"array argument {n}"
     return None
@@ -182,9 +193,14 @@ def emit_entries(classified, table, protos, strategies, g):
         params = protos["P" + fn][1]
         row = table[fn]
         nf = len(params)
+        # Each character argument's length follows ierr, in order (gfortran passes a size_t;
+        # Open MPI's C bindings read an int from the same slot).
+        nlen = sum("char" in g.norm_type(t) for t, _ in params)
         fparams = ", ".join(f"void* f{i}" for i in range(nf))
         fargs = ", ".join(f"f{i}" for i in range(nf))
-        sig = f"void (*)({', '.join(['void*'] * nf + ['MPI_Fint*'])})"
+        lparams = "".join(f", std::size_t l{i}" for i in range(nlen))
+        largs = "".join(f", l{i}" for i in range(nlen))
+        sig = f"void (*)({', '.join(['void*'] * nf + ['MPI_Fint*'] + ['std::size_t'] * nlen)})"
         if fn not in done:
             done.add(fn)
             # The C view of each argument; handles converted with the MPI's f2c. The MPI's
@@ -214,21 +230,21 @@ def emit_entries(classified, table, protos, strategies, g):
             after = f"\n        if (e == MPI_SUCCESS) {{ {' '.join(post)} }}" if post else ""
             out.append(
                 f"// {fn} from Fortran: the MPI's routine does the conversions; the hook sees the C handles.\n"
-                f"[[gnu::noinline]] static void fortran_{fn}({sig.replace('(*)', '(*original)')}, {fparams}, MPI_Fint* ierr) {{\n"
+                f"[[gnu::noinline]] static void fortran_{fn}({sig.replace('(*)', '(*original)')}, {fparams}, MPI_Fint* ierr{lparams}) {{\n"
                 + "".join(conv) + handle_decl + f"  const tsmpi::CallArgs args = {args};\n" + "".join(checks) +
                 f"  int rc = tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategies[fn][0]}>::call(\n"
                 f"      tsmpi::fn::{fn}, [&]() -> int {{\n"
-                f"        MPI_Fint e = MPI_SUCCESS;\n        original({fargs}, &e);{after}\n"
+                f"        MPI_Fint e = MPI_SUCCESS;\n        original({fargs}, &e{largs});{after}\n"
                 f"        return static_cast<int>(e);\n      }},\n"
                 f"      {objects}, args, tsmpi::NoExtra{{}});\n"
                 f"  if (ierr) *ierr = static_cast<MPI_Fint>(rc);\n}}\n\n")
         soname = g.sonames[lib]
         out.append(
-            f"extern \"C\" TSMPI_EXPORT void {name}({fparams}, MPI_Fint* ierr) {{\n"
+            f"extern \"C\" TSMPI_EXPORT void {name}({fparams}, MPI_Fint* ierr{lparams}) {{\n"
             f"  static tsmpi::fortran::Original slot{{{g.cxx_string(soname)}, {g.cxx_string(name)}}};\n"
             f"  auto original = reinterpret_cast<{sig}>(slot.get());\n"
-            f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{fn}))) return original({fargs}, ierr);\n"
-            f"  fortran_{fn}(original, {fargs}, ierr);\n}}\n\n")
+            f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{fn}))) return original({fargs}, ierr{largs});\n"
+            f"  fortran_{fn}(original, {fargs}, ierr{largs});\n}}\n\n")
     for name, binding, fn, path, lib, copied in classified:
         if copied is None:
             continue
@@ -264,7 +280,7 @@ def null_handle(kind):
     return {"MPI_Errhandler": "MPI_ERRHANDLER_NULL", "MPI_Datatype": "MPI_DATATYPE_NULL", "MPI_Comm": "MPI_COMM_NULL",
             "MPI_Group": "MPI_GROUP_NULL", "MPI_Op": "MPI_OP_NULL", "MPI_Info": "MPI_INFO_NULL",
             "MPI_Win": "MPI_WIN_NULL", "MPI_File": "MPI_FILE_NULL", "MPI_Request": "MPI_REQUEST_NULL",
-            "MPI_Message": "MPI_MESSAGE_NULL", "MPI_Session": "MPI_SESSION_NULL"}[kind]
+            "MPI_Message": "MPI_MESSAGE_NULL", "MPI_Session": "MPI_SESSION_NULL", "MPI_Stream": "MPIX_STREAM_NULL"}[kind]
 
 
 def emit_redirects(functions, table, protos, g):

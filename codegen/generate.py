@@ -30,10 +30,10 @@ def matched(name, row):
 
 
 def matched_handler(name):
-    base = name[len("MPI_"):]
+    base = name.split("_", 1)[1]  # MPI_Recv -> Recv, MPIX_Stream_recv -> Stream_recv
     return base[:-2] if base.endswith("_c") else base
 KINDS = ["Comm", "Group", "Datatype", "Op", "Errhandler", "Info", "Win", "File",
-         "Request", "Message", "Session"]
+         "Request", "Message", "Session", "Stream"]  # Stream: MPICH's MPIX_Stream
 OBJECT_KINDS = KINDS + ["Keyval"]
 HANDLE_FORMS = ["", "*", "&", "[]", "[]*", "[]&"]
 COLUMNS = ["function", "category", "blocking", "nonblocking", "family", "objects", "handles", "ignored", "threadcomm"]
@@ -200,7 +200,7 @@ def read_exports(path):
     return names
 
 
-HANDLE_TYPE = re.compile(r"^(const\s+)?MPI_(" + "|".join(KINDS) + r")\s*(\*?)\s*(const)?$")
+HANDLE_TYPE = re.compile(r"^(const\s+)?MPIX?_(" + "|".join(KINDS) + r")\s*(\*?)\s*(const)?$")
 
 
 def handle_params(params):
@@ -320,7 +320,8 @@ def emit_fortran(args, functions, table, protos, strategies, problems):
     routines, owner = fortran_reach.analyze(args.fortran_library, args.objdump, args.nm)
     sonames = {lib: fortran_reach.soname(lib, args.objdump) for lib in args.fortran_library}
     g = types.SimpleNamespace(HEADER=HEADER, HANDLE_TYPE=HANDLE_TYPE, norm_type=norm_type, object_args=object_args,
-                              handle_args=handle_args, cxx_string=cxx_string, sonames=sonames)
+                              handle_args=handle_args, cxx_string=cxx_string, sonames=sonames,
+                              unknown_functions=args.unknown_functions)
     classified = fortran.classify(routines, owner, table, functions, protos, strategies, patterns, problems,
                                   args.mpi, g)
     problems.fail_if_any(f"between {args.mpi}'s Fortran libraries and the table")
@@ -543,12 +544,25 @@ def message_buffers(row, params):
     return out
 
 
+# Functions tsmpi defines itself, whatever the MPI exports: its thread-rank API
+# (src/ranks/threadcomm_api.cpp), which forwards to the MPI's own where TSMPI_THREADCOMM=native.
+# Their generated wrapper is named tsmpi_native_MPIX_X (not exported) for it to call.
+DEFINED_BY_TSMPI = {"MPIX_Threadcomm_init", "MPIX_Threadcomm_start", "MPIX_Threadcomm_finish",
+                    "MPIX_Threadcomm_free"}
+
+
 # Calls serialize mode carries out by hand (src/locking): MPI_Waitall even though a polling form
 # exists (waitall.cpp: MPICH 4.0.2's MPI_Testall mishandles persistent collective and partitioned
 # requests); RMA synchronization that would wait for another process's application while
 # holding the lock (rma_sync.cpp).
 SERIAL_HANDLERS = {"MPI_Waitall", "MPI_Win_post", "MPI_Win_start", "MPI_Win_lock", "MPI_Win_unlock",
                    "MPI_Win_lock_all", "MPI_Win_unlock_all", "MPI_Comm_free"}
+
+
+# Calls that wait only for the other threads of the process (MPICH's MPIX_Threadcomm_start and
+# finish, where every thread of a region arrives): under serialize mode's lock the first would
+# wait for threads that need the lock to arrive.
+THREAD_BARRIERS = {"MPIX_Threadcomm_start", "MPIX_Threadcomm_finish"}
 
 
 # Functions with nothing to protect by the standard or by their name: the tools information
@@ -608,6 +622,8 @@ def serial_strategy(row, protos, name, exported):
         return "kHandler", None
     if name in SERIAL_HANDLERS:
         return "kHandler", None
+    if name in THREAD_BARRIERS:
+        return "kUnlocked", None
     if nb != "-" and "P" + nb in exported and not file_io:
         shape = counterpart_shape(protos["P" + name], protos["P" + nb])
     in_ref, _ = object_args(row, protos["P" + name][1])
@@ -692,6 +708,9 @@ def emit_wrappers(functions, table, protos, strategies):
         call_args = ", ".join(f"a{i}" for i in range(len(params)))
         pmpi = NATIVE_CALLS.get(name, "P" + name)
         wrapper = f"extern \"C\" TSMPI_EXPORT {ret} {name}({decl or 'void'}) {{\n"
+        if name in DEFINED_BY_TSMPI:
+            # The MPI's own, protected, for tsmpi's definition to call (TSMPI_THREADCOMM=native).
+            wrapper = f"extern \"C\" {ret} tsmpi_native_{name}({decl or 'void'}) {{\n"
         if row["family"] in HANDLED_FAMILIES:
             out.append(f"{wrapper}  return tsmpi::handlers::{name}({call_args});\n}}\n\n")
             continue

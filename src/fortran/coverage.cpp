@@ -2,6 +2,8 @@
 
 #include "fortran/redirect.h"
 
+#include <string_view>
+
 namespace tsmpi::fortran {
 namespace {
 
@@ -13,6 +15,7 @@ const char* path_name(Path p) {
     case Path::kRedirected: return "redirected";
     case Path::kEntry: return "entry point";
     case Path::kNone: return "nothing to protect";
+    case Path::kUnprotected: return "UNPROTECTED (no path to tsmpi)";
   }
   return "?";
 }
@@ -22,7 +25,7 @@ const char* path_name(Path p) {
 std::string coverage_line() {
   std::string text;
   for (Binding b : {Binding::kMpifh, Binding::kF08}) {
-    int total = 0, per_path[4] = {}, copies = 0;
+    int total = 0, per_path[5] = {}, copies = 0;
     for (std::size_t i = 0; i < kRoutineCount; ++i) {
       if (kRoutines[i].binding != b) continue;
       ++total;
@@ -35,7 +38,10 @@ std::string coverage_line() {
             (copies ? " (" + std::to_string(copies) + " with their request variable followed)" : std::string()) + ", " +
             std::to_string(per_path[static_cast<int>(Path::kC)]) + " through C, " +
             std::to_string(per_path[static_cast<int>(Path::kEntry)]) + " entry points, " +
-            std::to_string(per_path[static_cast<int>(Path::kNone)]) + " nothing to protect";
+            std::to_string(per_path[static_cast<int>(Path::kNone)]) + " nothing to protect" +
+            (per_path[static_cast<int>(Path::kUnprotected)]
+                 ? ", " + std::to_string(per_path[static_cast<int>(Path::kUnprotected)]) + " UNPROTECTED"
+                 : std::string());
   }
   return text;
 }
@@ -47,6 +53,18 @@ void print_routines(std::FILE* out) {
     std::fprintf(out, "%-40s %-17s %-32s %s\n", r.name, r.binding == Binding::kF08 ? "mpi_f08" : "mpif.h/use_mpi",
                  r.function, r.request_copy ? "redirected, request variable followed" : path_name(r.path));
   }
+}
+
+std::string routines_of(const char* function) {
+  std::string text;
+  for (Path p : {Path::kUnprotected, Path::kRedirected, Path::kC, Path::kEntry, Path::kNone}) {
+    std::string names;
+    for (std::size_t i = 0; i < kRoutineCount; ++i)
+      if (kRoutines[i].path == p && std::string_view(kRoutines[i].function) == function)
+        names += (names.empty() ? "" : " ") + std::string(kRoutines[i].name);
+    if (!names.empty()) text += (text.empty() ? "" : "; ") + std::string(path_name(p)) + ": " + names;
+  }
+  return text.empty() ? "no Fortran routine of this MPI binds it" : text;
 }
 
 }  // namespace tsmpi::fortran

@@ -10,5 +10,7 @@ namespace tsmpi::fortran {
 std::string coverage_line();
 // One line per routine: name, binding, function, path.
 void print_routines(std::FILE* out);
+// How the MPI's Fortran routines of one C function reach tsmpi, grouped by path (tsmpi-info --function).
+std::string routines_of(const char* function);
 
 }  // namespace tsmpi::fortran

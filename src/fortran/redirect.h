@@ -19,7 +19,8 @@ extern const std::size_t kLibraryCount;
 
 // How each exported Fortran routine reaches tsmpi (tsmpi-info --fortran).
 enum class Binding { kMpifh, kF08 };
-enum class Path { kC, kRedirected, kEntry, kNone };
+// kUnprotected: no path found, built anyway (-DTSMPI_UNKNOWN_FUNCTIONS=warn): the MPI's own routine.
+enum class Path { kC, kRedirected, kEntry, kNone, kUnprotected };
 struct Routine {
   const char* name;      // as exported: mpi_recv_, MPI_RECV, mpi_recv_f08_, ...
   const char* function;  // the table's function, or "-" for a Fortran-only routine

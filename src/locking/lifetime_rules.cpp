@@ -9,7 +9,7 @@ Kind kind_named(std::string_view name) {
       {"Comm", Kind::Comm}, {"Win", Kind::Win}, {"File", Kind::File}, {"Group", Kind::Group},
       {"Datatype", Kind::Datatype}, {"Op", Kind::Op}, {"Errhandler", Kind::Errhandler},
       {"Info", Kind::Info}, {"Request", Kind::Request}, {"Message", Kind::Message},
-      {"Session", Kind::Session}, {"Keyval", Kind::Keyval}};
+      {"Session", Kind::Session}, {"Stream", Kind::Stream}, {"Keyval", Kind::Keyval}};
   for (auto [n, k] : kNames)
     if (n == name) return k;
   return Kind::kNone;

@@ -2,6 +2,7 @@
 // (MPI_Sendrecv_replace, MPI_Isendrecv_replace). Calls PMPI directly: in serialize mode the
 // caller holds the lock. Overloads for int counts and the MPI-4 large-count (_c) forms.
 #pragma once
+#include "runtime/mpi_version.h"
 #include <mpi.h>
 
 #include <cstddef>
@@ -29,7 +30,7 @@ inline PackedCopy pack_copy(const void* buf, int count, MPI_Datatype type, MPI_C
   return p;
 }
 
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
 inline PackedCopy pack_copy(const void* buf, MPI_Count count, MPI_Datatype type, MPI_Comm comm) {
   PackedCopy p;
   MPI_Count room = 0, position = 0;

@@ -2,6 +2,7 @@
 // receive and a send started under the lock and completed in short locked steps, never
 // holding the lock while the peer is awaited. Open MPI 4.1 has no MPI_Isendrecv, and MPICH
 // 4.0.2's reports a stale count in its status.
+#include "runtime/mpi_version.h"
 #include <type_traits>
 
 #include "locking/packed_copy.h"
@@ -59,7 +60,7 @@ int sendrecv_replace(void* buf, Count count, MPI_Datatype type, int dest, int se
     // Erroneous, and refused by the MPI at once (its MPI_Pack_size may accept it): the call as
     // is reports the MPI's class through the communicator's handler.
     Guard g;
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
     if constexpr (!std::is_same_v<Count, int>)
       return PMPI_Sendrecv_replace_c(buf, count, type, dest, sendtag, source, recvtag, comm, status);
     else
@@ -72,7 +73,7 @@ int sendrecv_replace(void* buf, Count count, MPI_Datatype type, int dest, int se
     packed = pack_copy(buf, count, type, comm);
     if (packed.rc != MPI_SUCCESS) return packed.rc;
   }
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
   if constexpr (!std::is_same_v<Count, int>)
     return sendrecv(
         [&](MPI_Request* r) { return PMPI_Irecv_c(buf, count, type, source, recvtag, comm, r); },
@@ -103,7 +104,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, 
   return sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
 int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
                    MPI_Comm comm, MPI_Status* status) {

@@ -118,6 +118,16 @@ template <class O, class... A>
 int Precv_init(O&& o, A...) {
   return o();
 }
+// MPICH's stream receives name a source and destination stream index, which the policies' own
+// receives cannot: the MPI matches them itself (docs/probe-policies.md).
+template <class O, class... A>
+int Stream_recv(O&& o, A...) {
+  return o();
+}
+template <class O, class... A>
+int Stream_irecv(O&& o, A...) {
+  return o();
+}
 
 // ---- send-receive --------------------------------------------------------------------------
 inline bool policy_takes_receive(MPI_Comm comm, int source, int tag) {

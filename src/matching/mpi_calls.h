@@ -59,14 +59,15 @@ inline int request_get_status(MPI_Request r, int* flag, MPI_Status* s) {
   return locked([&] { return PMPI_Request_get_status(r, flag, s); });
 }
 #if TSMPI_HAVE_MPI_4_1
+// MPI 4.1 declares the arrays const, MPICH 4.2's mpi.h does not: the casts serve both.
 inline int request_get_status_any(int n, const MPI_Request* r, int* index, int* flag, MPI_Status* s) {
-  return locked([&] { return PMPI_Request_get_status_any(n, r, index, flag, s); });
+  return locked([&] { return PMPI_Request_get_status_any(n, const_cast<MPI_Request*>(r), index, flag, s); });
 }
 inline int request_get_status_all(int n, const MPI_Request* r, int* flag, MPI_Status* s) {
-  return locked([&] { return PMPI_Request_get_status_all(n, r, flag, s); });
+  return locked([&] { return PMPI_Request_get_status_all(n, const_cast<MPI_Request*>(r), flag, s); });
 }
 inline int request_get_status_some(int n, const MPI_Request* r, int* outcount, int* indices, MPI_Status* s) {
-  return locked([&] { return PMPI_Request_get_status_some(n, r, outcount, indices, s); });
+  return locked([&] { return PMPI_Request_get_status_some(n, const_cast<MPI_Request*>(r), outcount, indices, s); });
 }
 #endif
 inline int cancel(MPI_Request* r) {
@@ -104,7 +105,7 @@ inline int mrecv(void* buf, int count, MPI_Datatype t, MPI_Message* m, MPI_Statu
   return start_then_wait([&](MPI_Request* r) { return PMPI_Imrecv(buf, count, t, m, r); }, s);
 }
 
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
 inline int irecv(void* buf, MPI_Count count, MPI_Datatype t, int source, int tag, MPI_Comm comm, MPI_Request* r) {
   return locked([&] { return PMPI_Irecv_c(buf, count, t, source, tag, comm, r); });
 }
@@ -134,7 +135,7 @@ Buffer buffer(const void* buf, Count count, MPI_Datatype type) {
 }
 
 inline int irecv(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Request* r) {
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
   if (b.large) return irecv(b.buf, b.count, b.type, source, tag, comm, r);
 #endif
   return irecv(b.buf, static_cast<int>(b.count), b.type, source, tag, comm, r);
@@ -145,25 +146,25 @@ inline int recv(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_Status*
     int rc = irecv(b, source, tag, comm, &r);
     return rc == MPI_SUCCESS ? wait(&r, s) : rc;
   }
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
   if (b.large) return PMPI_Recv_c(b.buf, b.count, b.type, source, tag, comm, s);
 #endif
   return PMPI_Recv(b.buf, static_cast<int>(b.count), b.type, source, tag, comm, s);
 }
 inline int isend(const Buffer& b, int dest, int tag, MPI_Comm comm, MPI_Request* r) {
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
   if (b.large) return isend(b.buf, b.count, b.type, dest, tag, comm, r);
 #endif
   return isend(b.buf, static_cast<int>(b.count), b.type, dest, tag, comm, r);
 }
 inline int imrecv(const Buffer& b, MPI_Message* m, MPI_Request* r) {
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
   if (b.large) return imrecv(b.buf, b.count, b.type, m, r);
 #endif
   return imrecv(b.buf, static_cast<int>(b.count), b.type, m, r);
 }
 inline int mrecv(const Buffer& b, MPI_Message* m, MPI_Status* s) {
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
   if (b.large) return mrecv(b.buf, b.count, b.type, m, s);
 #endif
   return mrecv(b.buf, static_cast<int>(b.count), b.type, m, s);

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "checks/check_rules.h"
+#include "fortran/coverage.h"
 #include "locking/buffer_lock.h"
 #include "locking/lifetime_rules.h"
 #include "runtime/activation_rules.h"
@@ -225,6 +226,7 @@ std::string describe_function(int i, const Options& o) {
     case ThreadRanks::kRefuse: ranks = "refused on a thread-rank communicator (MPI_ERR_UNSUPPORTED_OPERATION through its error handler)"; break;
   }
   line("thread-ranks:     ", ranks);
+  line("Fortran:          ", fortran::routines_of(f.name));
   return s;
 }
 

@@ -1,3 +1,4 @@
+#include "runtime/mpi_version.h"
 #include "runtime/handles.h"
 
 namespace tsmpi {
@@ -16,10 +17,15 @@ auto with_type(Kind kind, F&& f) {
     case Kind::Info: return f(HandleType<Kind::Info>{});
     case Kind::Request: return f(HandleType<Kind::Request>{});
     case Kind::Message: return f(HandleType<Kind::Message>{});
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_SESSIONS
     case Kind::Session: return f(HandleType<Kind::Session>{});
 #else
     case Kind::Session: break;
+#endif
+#if TSMPI_HAVE_STREAMS
+    case Kind::Stream: return f(HandleType<Kind::Stream>{});
+#else
+    case Kind::Stream: break;
 #endif
     case Kind::Keyval: return f(HandleType<Kind::Keyval>{});
     case Kind::kNone: break;
@@ -42,6 +48,7 @@ const char* kind_name(Kind k) {
     case Kind::Request: return "request";
     case Kind::Message: return "message";
     case Kind::Session: return "session";
+    case Kind::Stream: return "stream";
     case Kind::Keyval: return "attribute key";
     case Kind::kNone: break;
   }
@@ -78,10 +85,15 @@ std::uintptr_t null_handle(Kind kind) {
     case Kind::Info: return handle_bits(MPI_INFO_NULL);
     case Kind::Request: return handle_bits(MPI_REQUEST_NULL);
     case Kind::Message: return handle_bits(MPI_MESSAGE_NULL);
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_SESSIONS
     case Kind::Session: return handle_bits(MPI_SESSION_NULL);
 #else
     case Kind::Session: break;
+#endif
+#if TSMPI_HAVE_STREAMS
+    case Kind::Stream: return handle_bits(MPIX_STREAM_NULL);
+#else
+    case Kind::Stream: break;
 #endif
     case Kind::Keyval: return handle_bits(static_cast<int>(MPI_KEYVAL_INVALID));
     case Kind::kNone: break;

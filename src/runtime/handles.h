@@ -3,6 +3,8 @@
 #pragma once
 #include <mpi.h>
 
+#include "runtime/mpi_version.h"
+
 #include <cstdint>
 #include <type_traits>
 
@@ -24,6 +26,7 @@ H handle_from_bits(std::uintptr_t bits) {
 // Serialize mode tracks Comm, Win and File; object lifetime tracks all but Request.
 enum class Kind : std::uint8_t {
   kNone, Comm, Win, File, Group, Datatype, Op, Errhandler, Info, Request, Message, Session,
+  Stream,  // MPICH's MPIX_Stream
   Keyval,  // attribute keys: int, MPI_KEYVAL_INVALID when freed
 };
 inline constexpr int kKindCount = static_cast<int>(Kind::Keyval) + 1;
@@ -40,8 +43,11 @@ template <> struct HandleType<Kind::Errhandler> { using type = MPI_Errhandler; }
 template <> struct HandleType<Kind::Info> { using type = MPI_Info; };
 template <> struct HandleType<Kind::Request> { using type = MPI_Request; };
 template <> struct HandleType<Kind::Message> { using type = MPI_Message; };
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_SESSIONS
 template <> struct HandleType<Kind::Session> { using type = MPI_Session; };
+#endif
+#if TSMPI_HAVE_STREAMS
+template <> struct HandleType<Kind::Stream> { using type = MPIX_Stream; };
 #endif
 template <> struct HandleType<Kind::Keyval> { using type = int; };
 

@@ -1,6 +1,7 @@
 // MPI_Init / MPI_Init_thread / MPI_Finalize / thread-level queries and MPI-4 sessions:
 // read the options, ask the MPI for TSMPI_UNDERLYING_LEVEL, tell the application the level
 // tsmpi provides, switch the wrappers on, and print statistics at the end.
+#include "runtime/mpi_version.h"
 #include <pthread.h>
 
 #include <atomic>
@@ -260,7 +261,7 @@ int MPI_Finalized(int* flag) {
   return PMPI_Finalized(flag);
 }
 
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_SESSIONS
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session) {
   const Options& o = options_or_exit();
   int rc;

@@ -11,3 +11,59 @@
 #define TSMPI_HAVE_MPI_4_1 0
 #endif
 #endif
+
+// What the MPI has beyond MPI-3.1, where its MPI_VERSION does not say it: Open MPI 5.0 reports
+// 3.1 but has sessions, MPI_ERRORS_ABORT and MPI-4's error semantics, without the large-count
+// (_c) functions; MPICH 4.x reports 4.x and has all of them. Code that depends on one of these
+// tests its macro, never MPI_VERSION.
+#if MPI_VERSION >= 4
+#define TSMPI_HAVE_LARGE_COUNT 1
+#else
+#define TSMPI_HAVE_LARGE_COUNT 0
+#endif
+#if MPI_VERSION >= 4 || defined(MPI_SESSION_NULL)
+#define TSMPI_HAVE_SESSIONS 1
+#else
+#define TSMPI_HAVE_SESSIONS 0
+#endif
+#if MPI_VERSION >= 4 || defined(MPI_ERRORS_ABORT)
+#define TSMPI_HAVE_ERRORS_ABORT 1
+#else
+#define TSMPI_HAVE_ERRORS_ABORT 0
+#endif
+// Errors that belong to no object go to MPI_COMM_SELF's handler (MPI-4.0 §9.3), before to
+// MPI_COMM_WORLD's.
+#define TSMPI_MPI4_ERROR_SEMANTICS TSMPI_HAVE_SESSIONS
+// MPICH's streams (MPIX_Stream), from MPICH 4.1.
+#if defined(MPIX_STREAM_NULL)
+#define TSMPI_HAVE_STREAMS 1
+#else
+#define TSMPI_HAVE_STREAMS 0
+#endif
+// MPICH's own threads-as-ranks communicators (MPIX_Threadcomm_*), from MPICH 4.2
+// (TSMPI_THREADCOMM=native).
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40200000
+#define TSMPI_HAVE_NATIVE_THREADCOMM 1
+#else
+#define TSMPI_HAVE_NATIVE_THREADCOMM 0
+#endif
+// Open MPI's ULFM (MPIX_Comm_revoke, _agree, _shrink...), declared by its mpi-ext.h.
+#if defined(OPEN_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+#if defined(OMPI_HAVE_MPI_EXT_FTMPI) && OMPI_HAVE_MPI_EXT_FTMPI
+#define TSMPI_HAVE_ULFM 1
+#else
+#define TSMPI_HAVE_ULFM 0
+#endif
+// MPI_Test raises a request's errors on MPI_COMM_WORLD's handler, not its communicator's
+// (MPICH 4.0; MPICH 4.2 and Open MPI raise them on the communicator): serialize mode, which
+// completes blocking receives by tests, raises them where the blocking call would
+// (src/locking/completion_errors.h).
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40200000
+#define TSMPI_TEST_RAISES_ON_WORLD 1
+#else
+#define TSMPI_TEST_RAISES_ON_WORLD 0
+#endif

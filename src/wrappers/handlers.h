@@ -1,6 +1,7 @@
 // Hand-written wrappers for the families the generator does not template (codegen/README.md):
 // init, finalize and threadlevel. Same prototypes as mpi.h.
 #pragma once
+#include "runtime/mpi_version.h"
 #include <mpi.h>
 
 namespace tsmpi::handlers {
@@ -12,7 +13,7 @@ int MPI_Query_thread(int* provided);
 int MPI_Is_thread_main(int* flag);
 int MPI_Initialized(int* flag);
 int MPI_Finalized(int* flag);
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_SESSIONS
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session);
 int MPI_Session_finalize(MPI_Session* session);
 #endif

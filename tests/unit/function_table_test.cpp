@@ -83,8 +83,8 @@ TEST(FunctionTable, FamiliesThatHaveHandlers) {
 }
 
 TEST(FunctionTable, HandleAndObjectColumnsAreWellFormed) {
-  std::regex handles(R"(-|((Comm|Group|Datatype|Op|Errhandler|Info|Win|File|Request|Message|Session)(\[\])?[*&]?)(,((Comm|Group|Datatype|Op|Errhandler|Info|Win|File|Request|Message|Session)(\[\])?[*&]?))*)");
-  std::regex objects(R"(-|((new|free):(Comm|Group|Datatype|Op|Errhandler|Info|Win|File|Request|Message|Session|Keyval))(,(new|free):\w+)*)");
+  std::regex handles(R"(-|((Comm|Group|Datatype|Op|Errhandler|Info|Win|File|Request|Message|Session|Stream)(\[\])?[*&]?)(,((Comm|Group|Datatype|Op|Errhandler|Info|Win|File|Request|Message|Session|Stream)(\[\])?[*&]?))*)");
+  std::regex objects(R"(-|((new|free):(Comm|Group|Datatype|Op|Errhandler|Info|Win|File|Request|Message|Session|Stream|Keyval))(,(new|free):\w+)*)");
   for (const auto& f : tsmpi::kFunctions) {
     EXPECT_TRUE(std::regex_match(f.handles, handles)) << f.name << ": " << f.handles;
     EXPECT_TRUE(std::regex_match(f.objects, objects)) << f.name << ": " << f.objects;
