@@ -23,12 +23,12 @@ struct Admission {
 } g_admission;
 
 // AND of `mine` over the processes of comm (comm_agreement.h), waited for in locked steps.
-int agree_on_comm(MPI_Comm comm, int mine, int* all) {
+int agree_on_comm(MPI_Comm comm, int mine, int* all, bool fault_tolerant = false) {
   CommAgreement agreement;
   int rc;
   {
     Guard g;
-    rc = agreement.start(comm, mine != 0);
+    rc = agreement.start(comm, mine != 0, fault_tolerant);
   }
   if (rc != MPI_SUCCESS) return rc;
   bool done = false, result = false;
@@ -95,8 +95,8 @@ int broadcast(MPI_Comm comm, int root, std::uint64_t* value) {
 
 }  // namespace
 
-int admit(MPI_Comm comm, std::uint64_t id) {
-  return admit_with(id, [&](int mine, int* all) { return agree_on_comm(comm, mine, all); });
+int admit(MPI_Comm comm, std::uint64_t id, bool fault_tolerant) {
+  return admit_with(id, [&](int mine, int* all) { return agree_on_comm(comm, mine, all, fault_tolerant); });
 }
 
 int admit_group(const std::vector<int>& members, std::uint64_t key) {

@@ -13,8 +13,9 @@
 namespace tsmpi::serial {
 
 // Returns MPI_SUCCESS once every rank of comm holds its process's right to enter, or the error
-// of the agreement. The caller must call leave(id) afterwards.
-int admit(MPI_Comm comm, std::uint64_t id);
+// of the agreement. The caller must call leave(id) afterwards. `fault_tolerant`: the agreement
+// by ULFM's MPIX_Comm_iagree (comm_agreement.h), for calls made on revoked communicators.
+int admit(MPI_Comm comm, std::uint64_t id, bool fault_tolerant = false);
 void leave(std::uint64_t id);
 
 // The same among the members of a group (world ranks, sorted) that has no communicator

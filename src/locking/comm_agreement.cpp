@@ -1,9 +1,21 @@
 #include "locking/comm_agreement.h"
 
+#include "runtime/mpi_version.h"
+
 namespace tsmpi::serial {
 
-int CommAgreement::start(MPI_Comm comm, bool mine) {
+int CommAgreement::start(MPI_Comm comm, bool mine, bool fault_tolerant) {
   comm_ = comm;
+#if TSMPI_HAVE_ULFM
+  if (fault_tolerant) {  // the AND over every process of the communicator, both groups of an intercommunicator
+    inter_ = false;
+    round_ = 1;
+    result_ = mine ? 1 : 0;
+    return PMPIX_Comm_iagree(comm_, &result_, &request_);
+  }
+#else
+  (void)fault_tolerant;
+#endif
   int inter = 0;
   int rc = PMPI_Comm_test_inter(comm, &inter);
   if (rc != MPI_SUCCESS) return rc;

@@ -12,8 +12,10 @@ namespace tsmpi::serial {
 
 class CommAgreement {
  public:
-  // Starts the agreement on `mine`; the MPI's error if it cannot.
-  int start(MPI_Comm comm, bool mine);
+  // Starts the agreement on `mine`; the MPI's error if it cannot. `fault_tolerant`: by ULFM's
+  // MPIX_Comm_iagree, which also completes on a revoked communicator (for MPIX_Comm_shrink,
+  // made on revoked communicators; every process makes the same call, so all choose alike).
+  int start(MPI_Comm comm, bool mine, bool fault_tolerant = false);
   // Tests it once: *done once it completed, then *all is the AND over every process.
   int test(bool* done, bool* all);
 

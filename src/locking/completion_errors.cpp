@@ -1,8 +1,10 @@
 #include "locking/completion_errors.h"
 
+#include "runtime/mpi_version.h"
+
 namespace tsmpi::serial {
 
-#ifdef MPICH
+#if TSMPI_TEST_RAISES_ON_WORLD
 namespace {
 // Guarded by the serialize lock.
 bool g_world_returns = false;      // world's handler is MPI_ERRORS_RETURN
@@ -36,7 +38,7 @@ void note_errhandler_set(MPI_Comm comm) {
   PMPI_Errhandler_free(&h);
 }
 #else
-// Open MPI's MPI_Test raises on the request's communicator already.
+// Open MPI's and MPICH 4.2's MPI_Test raise on the request's communicator already.
 QuietErrors::QuietErrors() = default;
 QuietErrors::~QuietErrors() = default;
 void note_errhandler_set(MPI_Comm) {}

@@ -2,8 +2,8 @@
 // carried out as MPI_Irecv + MPI_Test, MPI_Sendrecv, MPI_Waitall by per-request tests), raised
 // where the application's own call raises them.
 //
-// Open MPI raises an error found by MPI_Test on the request's communicator, as its blocking
-// calls do: nothing to change. MPICH raises it on MPI_COMM_WORLD's handler (MPI_Test has no
+// Open MPI and MPICH 4.2 raise an error found by MPI_Test on the request's communicator, as their
+// blocking calls do: nothing to change. MPICH 4.0 raises it on MPI_COMM_WORLD's handler (MPI_Test has no
 // communicator argument), while its MPI_Recv raises on the receive's communicator, so a
 // truncated MPI_Recv on a communicator with MPI_ERRORS_RETURN would abort the job through
 // world's MPI_ERRORS_ARE_FATAL. On MPICH the completing tests are therefore made with world's

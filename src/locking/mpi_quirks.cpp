@@ -1,16 +1,18 @@
 // Where serialize mode must not use the MPI's nonblocking form of a blocking call, because the
-// MPI gets that form wrong although the blocking one is right (found by tests/coverage).
+// MPI gets that form wrong although the blocking one is right (found by tests/coverage); which
+// calls its admission must agree on by ULFM's fault-tolerant agreement.
 #include <array>
 #include <initializer_list>
 #include <string_view>
 
 #include "locking/serialize.h"
 #include "runtime/function_table.h"
+#include "runtime/mpi_version.h"
 
 namespace tsmpi::serial {
 
 bool raises_on_comm(fn::Id id) {
-#ifdef MPICH
+#if TSMPI_TEST_RAISES_ON_WORLD
   static const std::array<bool, fn::kCount> receives = [] {
     std::array<bool, fn::kCount> a{};
     for (int i = 0; i < fn::kCount; ++i)
@@ -99,6 +101,31 @@ bool procnull_needs_step(const CallArgs& args) {
 int ProcNullStep::operator()(MPI_Request* request) const {
   static int nothing = 0;
   return PMPI_Ibcast(&nothing, 1, MPI_INT, MPI_PROC_NULL, comm, request);
+}
+
+bool fault_tolerant(fn::Id id) {
+#if TSMPI_HAVE_ULFM
+  // MPIX_Comm_shrink is made on revoked communicators (after a failure), where an MPI_Iallreduce
+  // fails with MPIX_ERR_REVOKED: its admission agrees with MPIX_Comm_iagree.
+  static const std::array<bool, fn::kCount> shrink = named({"MPIX_Comm_shrink"});
+  return shrink[id];
+#else
+  (void)id;
+  return false;
+#endif
+}
+
+bool revoked(const HandleRef& in) {
+#if TSMPI_HAVE_ULFM
+  if (in.kind != Kind::Comm) return false;
+  const MPI_Comm comm = handle_from_bits<MPI_Comm>(in.bits);
+  int flag = 0;
+  Guard g;
+  return comm != MPI_COMM_NULL && PMPIX_Comm_is_revoked(comm, &flag) == MPI_SUCCESS && flag;
+#else
+  (void)in;
+  return false;
+#endif
 }
 
 }  // namespace tsmpi::serial

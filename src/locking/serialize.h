@@ -4,6 +4,7 @@
 // nonblocking form pass the admission protocol first. One function per strategy
 // (runtime/strategy.h); the generator picks the strategy from the classification table.
 #pragma once
+#include "runtime/mpi_version.h"
 #include <mpi.h>
 
 #include "fn_ids.h"
@@ -74,6 +75,13 @@ int start_and_wait(fn::Id id, const StartWait<Start>& extra, const Objects& obje
 // MPICH 4.0.2's MPI_Ialltoallw with MPI_IN_PLACE and receive types that differ per peer, Open
 // MPI 4.1's MPI_Ibarrier on an intercommunicator: the call is carried out blocking, admitted.
 bool needs_blocking_form(fn::Id id, const CallArgs& args, MPI_Comm comm);
+// ULFM's calls made on revoked communicators (MPIX_Comm_shrink): admitted by an agreement that
+// completes there (mpi_quirks.cpp).
+bool fault_tolerant(fn::Id id);
+// Whether `in` is a revoked communicator (ULFM). Open MPI 5.0's MPI_Isend on one succeeds where
+// its MPI_Send fails with MPIX_ERR_REVOKED: a blocking call on it is then made as is, and fails
+// as the MPI makes it fail (it does not wait).
+bool revoked(const HandleRef& in);
 // A rooted collective at a process that passes MPI_PROC_NULL as root on an intercommunicator:
 // true when the MPI needs another start than the application's arguments give (Open MPI 4.1
 // skips its nonblocking engine for a count of 0 and loses step); *start is then that start.
@@ -111,6 +119,7 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, E
       return run<Strategy::kAdmitted>(id, pmpi, objects, args, extra);
     if (TSMPI_UNLIKELY(neighborhood(id)) && !has_topology(handle_from_bits<MPI_Comm>(objects.in.bits)))
       return call_locked(id, pmpi, objects);  // refused at once, as only the blocking form does
+    if (TSMPI_UNLIKELY(revoked(objects.in))) return call_locked(id, pmpi, objects);
     return start_and_wait(id, extra, objects);
   } else if constexpr (S == Strategy::kPoll) {
     return poll_until_done(extra.test);
@@ -153,7 +162,7 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, E
       rc = admit_bridge(comm, extra.local_leader, extra.peer_comm, extra.remote_leader, extra.tag, &comm_id);
       if (rc != MPI_SUCCESS) return rc;
     } else if (known) {
-      rc = admit(comm, comm_id);
+      rc = admit(comm, comm_id, fault_tolerant(id));
       if (rc != MPI_SUCCESS) return rc;
     } else {
       // An object tsmpi never saw created (made inside the MPI or before tsmpi was loaded):
@@ -188,7 +197,7 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  MPI_Comm comm, MPI_Status* status);
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                          int recvtag, MPI_Comm comm, MPI_Status* status);
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
 int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
                    MPI_Comm comm, MPI_Status* status);

@@ -33,6 +33,7 @@ namespace {
 struct Incoming {
   MPI_Message message = MPI_MESSAGE_NULL;
   MPI_Status status{};
+  int error = MPI_SUCCESS;  // no message: the communicator failed (a revoked one: MPIX_ERR_REVOKED)
 };
 using Queue = MatchQueue<Incoming>;
 
@@ -76,6 +77,9 @@ struct CommState {
   std::atomic<int> waiting{0};    // posted waiters: the helper pulls while this is non-zero
   std::atomic<bool> listed{false};
   std::atomic<bool> retired{false};
+  // The MPI's error when pulling from the communicator failed (ULFM: it was revoked): receives
+  // and probes still waiting on it end with it instead of waiting for ever.
+  std::atomic<int> failed{MPI_SUCCESS};
 };
 
 CommTable<CommState>& states() {
@@ -195,22 +199,49 @@ enum class IfBusy { kSkip, kWait };
 
 // Takes up to `max` messages out of the MPI into `c`'s queue, in the MPI's order. Returns how
 // many; -1 when another thread is pulling for this communicator right now and `busy` says skip.
+void fail_waiters(CommState& c, int rc);
+
 int pull(CommState& c, int max, IfBusy busy = IfBusy::kSkip) {
   std::unique_lock<std::mutex> lock(c.pull_mutex, std::defer_lock);
   if (busy == IfBusy::kWait) lock.lock();
   else if (!lock.try_lock()) return -1;
-  if (c.retired.load(std::memory_order_acquire)) return 0;
+  if (c.retired.load(std::memory_order_acquire) || c.failed.load(std::memory_order_acquire) != MPI_SUCCESS) return 0;
   int n = 0;
   for (; n < max; ++n) {
     int flag = 0;
     Incoming in;
-    if (mpi::improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, c.comm, &flag, &in.message, &in.status) != MPI_SUCCESS || !flag)
+    const int rc = mpi::improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, c.comm, &flag, &in.message, &in.status);
+    if (rc != MPI_SUCCESS) {
+      lock.unlock();
+      fail_waiters(c, rc);
       break;
+    }
+    if (!flag) break;
     count(g_match_stats.pulled);
     Envelope e{in.status.MPI_SOURCE, in.status.MPI_TAG};
     if (Queue::Waiter* w = c.queue.arrive(e, std::move(in))) deliver(static_cast<Waiter*>(w));
   }
   return n;
+}
+
+// Pulling from `c` failed with `rc`: every receive posted on it ends with that error. Blocked
+// ones see `failed` at their next poll (their sleeps are bounded) and remove themselves
+// (match_blocking); nonblocking ones are completed here.
+void fail_waiters(CommState& c, int rc) {
+  c.failed.store(rc, std::memory_order_release);
+  std::vector<Waiter*> posted;
+  c.queue.for_each_posted([&](const Queue::Waiter& w) {
+    auto* mine = static_cast<Waiter*>(const_cast<Queue::Waiter*>(&w));
+    if (mine->operation != nullptr) posted.push_back(mine);  // its Operation lives until completed
+  });
+  for (Waiter* w : posted) {
+    if (!c.queue.cancel(w)) continue;  // matched meanwhile
+    c.waiting.fetch_sub(1, std::memory_order_relaxed);
+    helper().waiting.fetch_sub(1, std::memory_order_relaxed);
+    MPI_Status st{};
+    st.MPI_ERROR = rc;
+    receive_done(w->operation, rc, st);
+  }
 }
 
 constexpr int kPullBatch = 32;
@@ -255,6 +286,13 @@ Incoming match_blocking(MPI_Comm comm, Pattern pattern) {
   // instead of 15-40 us. Its sleeps are on `state`, so a match by another thread ends them.
   Backoff backoff;
   while (w.state.load(std::memory_order_acquire) == 0) {
+    if (const int e = c.failed.load(std::memory_order_acquire); e != MPI_SUCCESS && c.queue.cancel(&w)) {
+      c.waiting.fetch_sub(1, std::memory_order_relaxed);
+      helper().waiting.fetch_sub(1, std::memory_order_relaxed);
+      Incoming failed;
+      failed.error = e;
+      return failed;
+    }
     if (pull(c, kPullBatch) > 0) {
       backoff = Backoff();
       continue;
@@ -428,6 +466,7 @@ void helper_main() {
 int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (probe_reserved(comm, source, tag, status)) return MPI_SUCCESS;
   Incoming in = match_blocking(comm, pattern_of(source, tag));
+  if (in.error != MPI_SUCCESS) return in.error;
   reserve_probed(Reserved{comm, in.message, in.status}, status);
   return MPI_SUCCESS;
 }
@@ -443,6 +482,7 @@ int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
 int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   if (hand_over_reserved(comm, source, tag, message, status)) return MPI_SUCCESS;
   Incoming in = match_blocking(comm, pattern_of(source, tag));
+  if (in.error != MPI_SUCCESS) return in.error;
   *message = in.message;
   copy_status(status, in.status);
   return MPI_SUCCESS;
@@ -465,6 +505,7 @@ int receive_blocking(const Buffer& b, int source, int tag, MPI_Comm comm, MPI_St
     return receive_matched(b, &r->message, r->status, comm, status);
   }
   Incoming in = match_blocking(comm, pattern_of(source, tag));
+  if (in.error != MPI_SUCCESS) return in.error;
   return receive_matched(b, &in.message, in.status, comm, status);
 }
 }  // namespace
