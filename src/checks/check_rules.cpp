@@ -18,6 +18,10 @@ Rule rule_for(const FunctionInfo& f) {
                    objects.find("free:Win") != std::string_view::npos || objects.find("free:File") != std::string_view::npos;
   r.moves_data = f.family == Family::kSend || f.family == Family::kBsend || f.family == Family::kRecv ||
                  f.family == Family::kSendrecv || f.family == Family::kMrecv;
+  const std::string_view name = f.name;
+  r.makes_stream_comm = name == "MPIX_Stream_comm_create";
+  r.on_stream = handles.find("Stream") != std::string_view::npos && objects.find("Stream") == std::string_view::npos &&
+                !r.makes_stream_comm && name != "MPIX_Stream_comm_create_multiplex" && name != "MPIX_Comm_get_stream";
   return r;
 }
 

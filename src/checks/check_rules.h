@@ -14,12 +14,15 @@ struct Rule {
   bool frees_request = false; // MPI_Request_free
   bool creates_request = false; // new:Request: its requests are told from reused values
   bool frees_object = false;    // frees the communicator, window or file it is collective on
+  bool on_stream = false;       // names an MPIX_Stream it operates on (not one it creates or frees)
+  bool makes_stream_comm = false;  // MPIX_Stream_comm_create: the new communicator's stream
 };
 Rule rule_for(const FunctionInfo& f);
 // Whether the rule gives checking mode anything to do for the function (besides ThreadSanitizer's
 // annotations in -fsanitize=thread programs).
 inline bool selects(const Rule& r) {
-  return r.collective || r.completes || r.frees_request || r.moves_data || r.creates_request;
+  return r.collective || r.completes || r.frees_request || r.moves_data || r.creates_request || r.on_stream ||
+         r.makes_stream_comm;
 }
 
 }  // namespace tsmpi::checks

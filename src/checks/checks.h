@@ -42,6 +42,8 @@ int guarded(fn::Id id, const Objects& objects, const CallArgs& args, Body&& body
   if (ordering) {
     if (r.collective || r.frees_object) unordered::collective(id, objects.in, r.frees_object);
     if (r.completes || r.frees_request) unordered::completion(id, args);
+    if (r.on_stream || r.moves_data || r.collective || r.creates_request)
+      unordered::stream_operation(id, args, !r.on_stream);
     const lifetime::Rule& l = lifetime::g_rules[id];
     if (l.access == lifetime::Access::kFree && l.freed != Kind::Request)
       freeing = unordered::Free(id, args);
@@ -57,7 +59,11 @@ int guarded(fn::Id id, const Objects& objects, const CallArgs& args, Body&& body
     note_issued(args);
     if (ordering) unordered::requests_issued(id, args);
   }
-  if (ordering && r.frees_object && rc == MPI_SUCCESS) unordered::collective_freed(objects.in);
+  if (ordering && r.frees_object && rc == MPI_SUCCESS) {
+    unordered::collective_freed(objects.in);
+    unordered::stream_comm_freed(objects.in);
+  }
+  if (ordering && r.makes_stream_comm && rc == MPI_SUCCESS) unordered::stream_comm_created(args);
   if (ordering) {
     freeing.done(rc);
     if (rc == MPI_SUCCESS && lifetime::g_rules[id].creates) unordered::created(args);

@@ -8,6 +8,8 @@
 //   unordered_frees:       an object freed while another thread's call may use it
 //   unordered_probes:      a probe and the receive that takes its message on different threads,
 //                          or another thread's probe or receive that may come between them
+//   unordered_streams:     operations on one MPIX_Stream (MPICH), directly or through a stream
+//                          communicator, from two threads
 // They run only when libtsmpi_sync.so observes the program's synchronization (hb::g_on); the
 // timing-based detections of collectives and request waiters then stay quiet, as every pair
 // they see overlapping is unordered and reported here.
@@ -52,6 +54,13 @@ class Free {
   bool last_ = false;
   hb::Event me_;
 };
+
+// MPIX_Stream_comm_create returned the communicator of `args` made on its stream; a communicator
+// freed (its handle may be reused); an operation of `args` on a stream, or (`on_communicator`:
+// communication) on a stream communicator, before it runs.
+void stream_comm_created(const CallArgs& args);
+void stream_comm_freed(const HandleRef& comm);
+void stream_operation(fn::Id id, const CallArgs& args, bool on_communicator);
 
 // Probe and receive events with their envelope (probe_policy handlers, which see source and tag).
 void probed(int fn, MPI_Comm comm, int source, int tag, const MPI_Status* status);

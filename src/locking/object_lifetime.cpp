@@ -1,3 +1,4 @@
+#include "runtime/mpi_version.h"
 #include "locking/object_lifetime.h"
 
 #include <link.h>
@@ -54,6 +55,9 @@ struct Record {
   // freed again while an earlier reference waits there): not recycled while any remain.
   std::atomic<int> quarantined{0};
   std::uint32_t generation = 0;       // objects this handle value has named (under the lock)
+  // Freed by the MPI at once, never kept in quarantine: it holds an object the program frees
+  // after it (a stream communicator's MPIX_Stream, whose free fails while one is attached).
+  std::atomic<bool> pinned{false};
   checks::FreedBy freed_by;           // who freed it (TSMPI_CHECK only)
 };
 
@@ -100,7 +104,7 @@ bool predefined(Kind kind, std::uintptr_t bits) {
     case Kind::Group: return bits == handle_bits(MPI_GROUP_EMPTY);
     case Kind::Errhandler:
       return bits == handle_bits(MPI_ERRORS_ARE_FATAL) || bits == handle_bits(MPI_ERRORS_RETURN)
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_ERRORS_ABORT
              || bits == handle_bits(MPI_ERRORS_ABORT)
 #endif
           ;
@@ -212,6 +216,7 @@ Record* make_record(Kind kind, std::uintptr_t bits) {
   std::unique_lock<ReadBiasedLock> l(r->lock);
   r->kind = kind;
   r->bits = bits;
+  r->pinned.store(false, std::memory_order_relaxed);
   r->state = State::kAlive;
   r->refs.store(1, std::memory_order_release);
   ++r->generation;
@@ -329,7 +334,7 @@ int error_class(Kind k) {
     case Kind::Info: return MPI_ERR_INFO;
     case Kind::Keyval: return MPI_ERR_KEYVAL;
     case Kind::Message: return MPI_ERR_REQUEST;
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_SESSIONS
     case Kind::Session: return MPI_ERR_SESSION;
 #endif
     default: return MPI_ERR_ARG;  // MPI has no class for error handlers
@@ -352,7 +357,7 @@ int raise_unlocked(const CallArgs& args, const Key* dead, int cls) {
     return PMPI_File_call_errhandler(handle_from_bits<MPI_File>(bits), cls), cls;
   }
   if (dead->kind == Kind::File) return PMPI_File_call_errhandler(MPI_FILE_NULL, cls), cls;
-#if MPI_VERSION >= 4
+#if TSMPI_MPI4_ERROR_SEMANTICS
   PMPI_Comm_call_errhandler(MPI_COMM_SELF, cls);
 #else
   PMPI_Comm_call_errhandler(MPI_COMM_WORLD, cls);
@@ -669,7 +674,8 @@ Scope::Scope(fn::Id id, const CallArgs& args) : id_(id), args_(args), rule_(g_ru
   }
   if (freed_ && freed_->record->refs.load() <= 1) {
     Held& f = *freed_;
-    if (deferrable(f.record->kind) && !rule_.blocking && g_quarantine_bound > 0 && !may_have_attributes(f.record->kind)) {
+    if (deferrable(f.record->kind) && !rule_.blocking && g_quarantine_bound > 0 && !may_have_attributes(f.record->kind) &&
+        !f.record->pinned.load(std::memory_order_relaxed)) {
       result_ = free_in_mpis_stead(f);
       proceed_ = false;
       return;
@@ -844,6 +850,7 @@ static void adopt(Kind kind, std::uintptr_t bits, const std::vector<Record*>& he
       // The MPI freed it and reused the value: a new object, in the same record.
       r->state = State::kAlive;
       r->refs.store(1, std::memory_order_release);
+      r->pinned.store(false, std::memory_order_relaxed);
       ++r->generation;
       r->freed_by = checks::FreedBy{};
       return;
@@ -857,12 +864,16 @@ void Scope::adopt_outputs() {
   if (!any) return;
   std::vector<Record*> held;
   for (int i = 0; i < count_; ++i) held.push_back(held_at(i)->record);
+  bool on_stream = false;  // MPIX_Stream_comm_create(_multiplex): the communicator holds streams
+  for (int i = 0; i < args_.handle_count; ++i) on_stream = on_stream || args_.handles[i].kind == Kind::Stream;
   for (int i = 0; i < args_.handle_count; ++i) {
     const HandleArg& h = args_.handles[i];
     if (!tracked(h.kind)) continue;
     if (h.use == Use::Out) {
       std::uintptr_t bits = read_handle(h.kind, h.where, 0);
       adopt(h.kind, bits, held);
+      if (on_stream && h.kind == Kind::Comm)
+        if (Record* r = find_recorded(h.kind, bits)) r->pinned.store(true, std::memory_order_relaxed);
       if (h.kind == Kind::Keyval && bits != null_handle(Kind::Keyval)) {
         std::lock_guard<std::mutex> g(g_keyvals_mutex);
         g_keyvals.push_back({bits, keyval_owner(id_)});
@@ -876,7 +887,7 @@ void Scope::adopt_outputs() {
       long long nd = 0;
       std::uintptr_t in = read_handle(Kind::Datatype, args_.handles[0].where, 0);
       const MPI_Datatype type = handle_from_bits<MPI_Datatype>(in);
-#if MPI_VERSION >= 4
+#if TSMPI_HAVE_LARGE_COUNT
       MPI_Count ni = 0, na = 0, nl = 0, ndc = 0;
       int rc = serial::locked([&] { return PMPI_Type_get_envelope_c(type, &ni, &na, &nl, &ndc, &combiner); });
       nd = ndc;
