@@ -13,6 +13,8 @@
 #include "ranks/route.h"
 #include "ranks/transport.h"
 #include "runtime/config.h"
+#include "runtime/mpi_version.h"
+#include "runtime/options.h"
 
 namespace tsmpi::ranks {
 
@@ -31,6 +33,17 @@ Comm* root_of(MPI_Comm threadcomm) {
   Comm* c = comm_of(threadcomm);
   return c && c->root ? c : nullptr;
 }
+
+// TSMPI_THREADCOMM=native: the MPI's own threadcomm, through its generated wrapper (the same
+// protections as any communicator call).
+bool native() {
+#if TSMPI_HAVE_NATIVE_THREADCOMM
+  const tsmpi::Options* o = tsmpi::loaded_options();
+  return o && o->threadcomm == tsmpi::Threadcomm::Native;
+#else
+  return false;
+#endif
+}
 }  // namespace
 
 }  // namespace tsmpi::ranks
@@ -38,7 +51,20 @@ Comm* root_of(MPI_Comm threadcomm) {
 using namespace tsmpi::ranks;
 namespace mpi = tsmpi::mpi;
 
+#if TSMPI_HAVE_NATIVE_THREADCOMM
+extern "C" int tsmpi_native_MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm* newthreadcomm);
+extern "C" int tsmpi_native_MPIX_Threadcomm_start(MPI_Comm threadcomm);
+extern "C" int tsmpi_native_MPIX_Threadcomm_finish(MPI_Comm threadcomm);
+extern "C" int tsmpi_native_MPIX_Threadcomm_free(MPI_Comm* threadcomm);
+#define TSMPI_NATIVE_THREADCOMM(call) \
+  if (native()) return tsmpi_native_##call
+#else
+#define TSMPI_NATIVE_THREADCOMM(call) \
+  if (false) return 0
+#endif
+
 extern "C" TSMPI_EXPORT int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm* newthreadcomm) {
+  TSMPI_NATIVE_THREADCOMM(MPIX_Threadcomm_init(comm, num_threads, newthreadcomm));
   int initialized = 0;
   PMPI_Initialized(&initialized);
   if (!initialized) {
@@ -67,6 +93,7 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_init(MPI_Comm comm, int num_threads,
 }
 
 extern "C" TSMPI_EXPORT int MPIX_Threadcomm_start(MPI_Comm threadcomm) {
+  TSMPI_NATIVE_THREADCOMM(MPIX_Threadcomm_start(threadcomm));
   Comm* c = root_of(threadcomm);
   if (!c) return fail(MPI_COMM_NULL, MPI_ERR_COMM, "MPIX_Threadcomm_start: not a threadcomm");
   Family* f = c->family;
@@ -90,6 +117,7 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_start(MPI_Comm threadcomm) {
 }
 
 extern "C" TSMPI_EXPORT int MPIX_Threadcomm_finish(MPI_Comm threadcomm) {
+  TSMPI_NATIVE_THREADCOMM(MPIX_Threadcomm_finish(threadcomm));
   Comm* c = root_of(threadcomm);
   if (!c) return fail(MPI_COMM_NULL, MPI_ERR_COMM, "MPIX_Threadcomm_finish: not a threadcomm");
   Member* m = membership(c);
@@ -107,6 +135,7 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_finish(MPI_Comm threadcomm) {
 }
 
 extern "C" TSMPI_EXPORT int MPIX_Threadcomm_free(MPI_Comm* threadcomm) {
+  TSMPI_NATIVE_THREADCOMM(MPIX_Threadcomm_free(threadcomm));
   Comm* c = root_of(*threadcomm);
   if (!c) return fail(MPI_COMM_NULL, MPI_ERR_COMM, "MPIX_Threadcomm_free: not a threadcomm");
   Family* f = c->family;

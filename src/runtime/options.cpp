@@ -8,6 +8,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "runtime/mpi_version.h"
+
 extern char** environ;
 
 namespace tsmpi {
@@ -23,6 +25,7 @@ constexpr const char* kHangTimeout = "TSMPI_HANG_TIMEOUT";
 constexpr const char* kLifetime = "TSMPI_LIFETIME";
 constexpr const char* kQuarantine = "TSMPI_QUARANTINE";
 constexpr const char* kAsp = "TSMPI_ASP";
+constexpr const char* kThreadcomm = "TSMPI_THREADCOMM";
 constexpr int kMaxAsp = 256;
 
 // Index of `value` in the '|'-separated list, or -1.
@@ -73,6 +76,14 @@ const std::vector<OptionSpec>& option_specs() {
       {kVerbose, "0|1|2", "0", "1: one line per rank at MPI_Init; 2: also the active wrappers", ""},
       {kHangTimeout, "seconds (0 = off)", "0",
        "report every thread's MPI call when one is blocked longer than this", ""},
+      {kThreadcomm, "tsmpi|native", "tsmpi",
+       "whose MPIX_Threadcomm_init/start/finish/free a program gets: tsmpi's thread-ranks (any MPI), or the "
+       "MPI's own (MPICH >= 4.2), protected like any communicator",
+#if TSMPI_HAVE_NATIVE_THREADCOMM
+       ""},
+#else
+       "native"},
+#endif
       {kAsp, "MPI processes per address space (0 = off)", "0",
        "several MPI processes per OS process, threads attach to them (set by tsmpirun -asp K; "
        "docs/threads-as-ranks.md#address-spaces)", ""},
@@ -136,7 +147,10 @@ ParseResult parse_options(const Environment& env) {
       return r;
     }
     if (choice_index(spec->not_built, value) >= 0) {
-      r.error = prefix + " is refused: that feature is not built yet; allowed now: " + built_values(*spec);
+      r.error = prefix + (name == kThreadcomm ? " is refused: this MPI has no MPIX_Threadcomm of its own (MPICH >= 4.2 "
+                                                "has); allowed here: "
+                                              : " is refused: that feature is not built yet; allowed now: ") +
+                built_values(*spec);
       return r;
     }
     if (name == kUnderlying) o.underlying_level = static_cast<UnderlyingLevel>(index);
@@ -146,7 +160,15 @@ ParseResult parse_options(const Environment& env) {
     else if (name == kStats) o.stats = index;
     else if (name == kVerbose) o.verbose = index;
     else if (name == kLifetime) o.lifetime = index == 0;
+    else if (name == kThreadcomm) o.threadcomm = static_cast<Threadcomm>(index);
   }
+  // MPICH's own threadcomm hangs at a thread level below MPI_THREAD_MULTIPLE (its thread-ranks
+  // block in the MPI at once), which is what serialize mode asks the MPI for.
+  if (o.threadcomm == Threadcomm::Native && o.underlying_level != UnderlyingLevel::Multiple)
+    r.error = std::string("tsmpi: TSMPI_THREADCOMM=native is refused with TSMPI_UNDERLYING_LEVEL=") +
+              option_value(o, kUnderlying) +
+              ": the MPI's own threadcomm needs MPI_THREAD_MULTIPLE from the MPI; use TSMPI_THREADCOMM=tsmpi "
+              "(thread-ranks under serialize mode) or TSMPI_UNDERLYING_LEVEL=multiple";
   return r;
 }
 
@@ -170,6 +192,7 @@ std::string option_value(const Options& o, std::string_view name) {
   if (name == kLifetime) return o.lifetime ? "on" : "off";
   if (name == kQuarantine) return std::to_string(o.quarantine);
   if (name == kAsp) return std::to_string(o.asp);
+  if (name == kThreadcomm) return pick(static_cast<int>(o.threadcomm));
   return {};
 }
 

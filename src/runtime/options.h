@@ -12,6 +12,7 @@ enum class UnderlyingLevel { Single, Serialized, Multiple };
 enum class ProbePolicy { Mprobe, Lock2d, Helper, Off };
 enum class CheckMode { Off, Warn, Abort };
 enum class CheckOrder { HappensBefore, Overlap };
+enum class Threadcomm { Tsmpi, Native };
 
 struct Options {
   UnderlyingLevel underlying_level = UnderlyingLevel::Multiple;
@@ -24,6 +25,7 @@ struct Options {
   bool lifetime = true;       // existence checks and per-object locks (src/locking/object_lifetime.h)
   unsigned quarantine = 64;   // freed objects per kind kept before they are really freed
   int asp = 0;                // MPI processes per address space (tsmpirun -asp K); 0 = one, natively
+  Threadcomm threadcomm = Threadcomm::Tsmpi;  // whose MPIX_Threadcomm_*: tsmpi's thread-ranks or the MPI's own
 };
 
 struct OptionSpec {
