@@ -4,7 +4,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 TSMPI_PACKAGES=(cmake g++ make clang python3 libopenmpi-dev openmpi-bin libmpich-dev mpich
   libtbb-dev libunwind-dev googletest libgtest-dev python3-matplotlib spin binutils gfortran
-  environment-modules dpkg-dev pkg-config)  # the last three: scripts/test-install, scripts/package
+  environment-modules dpkg-dev pkg-config  # scripts/test-install, scripts/package
+  libomp-dev iproute2)  # clang's OpenMP (tests/mpi's OpenMP programs); ip netns (scripts/test-hosts)
 
 # Installs the Debian packages that are missing (apt-get, as root).
 install_missing_packages() {
@@ -36,4 +37,4 @@ build_variant() {
 }
 
 # Open MPI on a 2-core machine, possibly as root.
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe OMPI_MCA_btl_tcp_disable_family=6 PMIX_MCA_gds=hash OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -5,19 +5,30 @@
 // ranks: 2
 #include <pthread.h>
 
+#include <string.h>
+
 #include "coverage.h"
 
+/* Open MPI 5 adds hints of its own ("ompi_assert_lazy_barrier", "ompi_assert_active_poll") to a
+   communicator's info only at some thread levels, and serialize mode asks for a lower one: the
+   MPI's own keys (prefix "ompi_") are counted apart and not printed. */
 static void dump(const char* what, MPI_Info info) {
-  int nkeys = -1;
+  int nkeys = -1, own = 0;
   MPI_Info_get_nkeys(info, &nkeys);
-  SAY("%s: %d keys", what, nkeys);
   for (int i = 0; i < nkeys; ++i) {
+    char key[MPI_MAX_INFO_KEY + 1];
+    MPI_Info_get_nthkey(info, i, key);
+    own += strncmp(key, "ompi_", 5) == 0;
+  }
+  SAY("%s: %d keys", what, nkeys - own);
+  for (int i = 0, shown = 0; i < nkeys; ++i) {
     char key[MPI_MAX_INFO_KEY + 1], value[256];
     int len = -1, flag = -1;
     MPI_Info_get_nthkey(info, i, key);
+    if (strncmp(key, "ompi_", 5) == 0) continue;
     MPI_Info_get_valuelen(info, key, &len, &flag);
     MPI_Info_get(info, key, sizeof value - 1, value, &flag);
-    SAY("%s: key %d '%s' valuelen %d flag %d value '%s'", what, i, key, len, flag, flag ? value : "");
+    SAY("%s: key %d '%s' valuelen %d flag %d value '%s'", what, shown++, key, len, flag, flag ? value : "");
   }
 }
 

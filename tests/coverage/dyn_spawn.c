@@ -9,6 +9,7 @@
    reach them), so a tsmpi run prints a statistics block for each of them as well. */
 // ranks: 2
 // processes (openmpi): 6 (the 2 ranks, then 2 copies from MPI_Comm_spawn and 2 from MPI_Comm_spawn_multiple)
+// processes (openmpi-5): 2 (Open MPI 5.0.7's mpiexec crashes natively: see SPAWNS below)
 #include <string.h>
 
 #include "coverage.h"
@@ -85,6 +86,12 @@ static void talk_to_children(MPI_Comm inter, int rank, int nchildren, const char
 }
 #endif
 
+/* Open MPI 5.0.7's mpiexec (prterun) dies of a segmentation fault natively when this program
+   spawns, leaving the spawned copies spinning: there, as on MPICH, only MPI_Comm_get_parent. */
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+#define SPAWNS 1
+#endif
+
 int main(int argc, char** argv) {
   int rank = cov_init(&argc, &argv, "dyn_spawn");
   MPI_Comm parent = (MPI_Comm)-1;
@@ -93,7 +100,7 @@ int main(int argc, char** argv) {
   if (parent != MPI_COMM_NULL) return child_main(parent, argc, argv);
 #endif
   SAY("get_parent null %d", parent == MPI_COMM_NULL);
-#ifdef OPEN_MPI
+#ifdef SPAWNS
   /* MPI_Comm_spawn, root 0: command, argv, maxprocs and info are significant only there. */
   char* spawn_args[] = {"spawned", "x", NULL};
   MPI_Info info = MPI_INFO_NULL;

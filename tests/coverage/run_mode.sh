@@ -13,9 +13,13 @@ shift 4
 [ "$1" = "--" ] && shift
 mkdir -p "$outdir"
 out=$outdir/$name.$mode.stdout err=$outdir/$name.$mode.stderr
-"$@" >"$out" 2>"$err"
+# The program's report goes to a file of its own (coverage.h: COV_OUTPUT), not through mpiexec's
+# forwarding of standard output, which Open MPI 5.0 mixed into standard error.
+rm -f "$out"
+COV_OUTPUT=$out "$@" >"$out.mpiexec" 2>"$err"
 rc=$?
-cat "$out"
+[ -f "$out" ] || cp "$out.mpiexec" "$out"  # a program that ended before its report
+cat "$out.mpiexec" "$out"
 cat "$err" >&2
 if [ "$mode" = native ]; then
   [ $rc -eq 0 ] || { echo "run_mode.sh: native run of $name failed with status $rc"; exit 1; }

@@ -8,7 +8,7 @@
 
 #include "coverage.h"
 
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || defined(MPI_SESSION_NULL) /* Open MPI 5.0: sessions, MPI_VERSION 3 */
 static int handler_calls = 0, handler_code = -1, handler_session_ok = 0;
 static MPI_Session the_session;
 
@@ -37,13 +37,13 @@ static void info_text(MPI_Info info, char* text, size_t cap) {
 #endif
 
 int main(int argc, char** argv) {
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || defined(MPI_SESSION_NULL) /* Open MPI 5.0: sessions, MPI_VERSION 3 */
   /* MPI_Info_create_env may be called before MPI is initialized. */
   MPI_Info env_before = MPI_INFO_NULL;
   int env_before_rc = MPI_Info_create_env(argc, argv, &env_before);
 #endif
   int rank = cov_init(&argc, &argv, "sess_basic");
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || defined(MPI_SESSION_NULL) /* Open MPI 5.0: sessions, MPI_VERSION 3 */
   char text[1024];
   int rc, n = -1;
   SAY("info_create_env before init rc %d", env_before_rc);

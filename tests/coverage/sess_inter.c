@@ -9,7 +9,7 @@
 
 int main(int argc, char** argv) {
   int rank = cov_init(&argc, &argv, "sess_inter");
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || defined(MPI_SESSION_NULL) /* Open MPI 5.0: sessions, MPI_VERSION 3 */
   MPI_Session session = MPI_SESSION_NULL;
   int rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session);
   SAY("session_init rc %d", rc);

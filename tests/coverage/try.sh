@@ -12,7 +12,7 @@ case $mpi in
   openmpi) mpicc=mpicc.openmpi mpiexec=mpiexec.openmpi low=single ;;
   mpich) mpicc=mpicc.mpich mpiexec=mpiexec.mpich low=serialized ;;
 esac
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe OMPI_MCA_btl_tcp_disable_family=6 PMIX_MCA_gds=hash OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=/tmp/tsmpi-coverage-$mpi
 mkdir -p "$out"
 status=0

@@ -765,7 +765,12 @@ contains
     call MPI_Info_get(info, 'fsem_long', len(val10), val10, flag, ierr)
     call say('info_get truncated to variable', 'returned=' // class2s(ierr) // ' flag=' // l2s(flag) // &
              ' [' // val10 // ']')
-    call expect(ierr /= MPI_SUCCESS .or. (flag .and. val10 == 'abcdefghij'), 'info_get truncated to variable', 'value')
+    ! Open MPI 5.0 writes a C string: 9 characters and a NUL (its own deviation, natively too; the
+    ! output must still be the same under tsmpi).
+    if (flag .and. val10 == 'abcdefghi' // achar(0)) &
+      call say('info_get truncated to variable', 'the MPI writes a NUL terminator (Open MPI 5.0)')
+    call expect(ierr /= MPI_SUCCESS .or. (flag .and. (val10 == 'abcdefghij' .or. val10 == 'abcdefghi' // achar(0))), &
+                'info_get truncated to variable', 'value')
     val10 = repeat('#', len(val10))
     flag = .false.
     call MPI_Info_get(info, 'fsem_long', 4, val10, flag, ierr)
@@ -1407,9 +1412,12 @@ contains
     ! from C too). MPICH raises the error on MPI_COMM_WORLD's handler, Open MPI on the
     ! communicator's; Open MPI's Fortran MPI_Testall copies neither statuses nor handles back
     ! when it fails: the handles are then left alone.
+    ! MPICH 4.2 raises MPI_Request_get_status's error on MPI_COMM_SELF (MPI-4.0: a call without
+    ! a communicator), so its handler returns errors here too.
     call MPI_Comm_dup(MPI_COMM_WORLD, rcomm, ierr)
     call MPI_Comm_set_errhandler(rcomm, MPI_ERRORS_RETURN, ierr)
     call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+    call MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN, ierr)
     if (me == 1) then
       rb = -1
       call MPI_Irecv(rb(:, 1), 2, MPI_INTEGER, 0, 120, rcomm, reqs(1), ierr)
@@ -1443,6 +1451,7 @@ contains
       call MPI_Send(sb, 2, MPI_INTEGER, 1, 121, rcomm, ierr)
     end if
     call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL, ierr)
+    call MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL, ierr)
     call MPI_Comm_free(rcomm, ierr)
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
   end subroutine check_statuses

@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 int main(void) {
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || defined(MPI_SESSION_NULL) /* Open MPI 5.0 has sessions and says 3.1 */
   MPI_Session session;
   if (MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session) != MPI_SUCCESS) return 1;
   MPI_Group group;
