@@ -2,6 +2,9 @@
 
 #include <string_view>
 
+#include "runtime/mpi_version.h"
+#include "runtime/options.h"
+
 namespace tsmpi::checks {
 
 Rule rule_for(const FunctionInfo& f) {
@@ -23,6 +26,21 @@ Rule rule_for(const FunctionInfo& f) {
   r.on_stream = handles.find("Stream") != std::string_view::npos && objects.find("Stream") == std::string_view::npos &&
                 !r.makes_stream_comm && name != "MPIX_Stream_comm_create_multiplex" && name != "MPIX_Comm_get_stream";
   return r;
+}
+
+bool native_threadcomm(const HandleRef& object) {
+#if TSMPI_HAVE_NATIVE_THREADCOMM
+  static const bool native = [] {
+    const Options* o = loaded_options();
+    return o && o->threadcomm == Threadcomm::Native;
+  }();
+  if (!native || object.kind != Kind::Comm) return false;
+  int flag = 0;
+  return PMPIX_Comm_test_threadcomm(handle_from_bits<MPI_Comm>(object.bits), &flag) == MPI_SUCCESS && flag;
+#else
+  (void)object;
+  return false;
+#endif
 }
 
 }  // namespace tsmpi::checks

@@ -3,6 +3,7 @@
 // them (runtime/describe.h).
 #pragma once
 #include "runtime/function_table.h"
+#include "runtime/handles.h"
 
 namespace tsmpi::checks {
 
@@ -18,6 +19,11 @@ struct Rule {
   bool makes_stream_comm = false;  // MPIX_Stream_comm_create: the new communicator's stream
 };
 Rule rule_for(const FunctionInfo& f);
+// Whether `object` is a communicator of the MPI's own threadcomm (TSMPI_THREADCOMM=native,
+// MPICH 4.2): there every thread is a rank of its own, so two threads' collectives on it are
+// calls of two ranks, not a pair the program must order.
+bool native_threadcomm(const HandleRef& object);
+
 // Whether the rule gives checking mode anything to do for the function (besides ThreadSanitizer's
 // annotations in -fsanitize=thread programs).
 inline bool selects(const Rule& r) {

@@ -34,7 +34,9 @@ bool needs(int fn_index);  // after init()
 
 template <class Body>
 int guarded(fn::Id id, const Objects& objects, const CallArgs& args, Body&& body) {
-  const Rule& r = g_rules[id];
+  Rule adjusted = g_rules[id];
+  if (adjusted.collective && native_threadcomm(objects.in)) adjusted.collective = false;  // one rank per thread
+  const Rule& r = adjusted;
   // A program built with -fsanitize=thread: first in, last out (tsan_annotations.h).
   tsan::Scope annotations(id, objects, args, __builtin_return_address(0));
   const bool ordering = hb::g_on;  // the happens-before detections (unordered.h)
