@@ -30,11 +30,7 @@ Rule rule_for(const FunctionInfo& f) {
 
 bool native_threadcomm(const HandleRef& object) {
 #if TSMPI_HAVE_NATIVE_THREADCOMM
-  static const bool native = [] {
-    const Options* o = loaded_options();
-    return o && o->threadcomm == Threadcomm::Native;
-  }();
-  if (!native || object.kind != Kind::Comm) return false;
+  if (object.kind != Kind::Comm || !native_threadcomm_chosen()) return false;
   int flag = 0;
   return PMPIX_Comm_test_threadcomm(handle_from_bits<MPI_Comm>(object.bits), &flag) == MPI_SUCCESS && flag;
 #else

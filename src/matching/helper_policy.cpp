@@ -181,11 +181,16 @@ void receive_for(Operation* op, const Buffer& b, Incoming& in) {
   else add_in_flight({r, op, InFlight::kReceive});
 }
 
+// A waiter of `c` is no longer posted (matched, cancelled, failed): the counts post() raised.
+void unposted(CommState& c) {
+  c.waiting.fetch_sub(1, std::memory_order_relaxed);
+  helper().waiting.fetch_sub(1, std::memory_order_relaxed);
+}
+
 // arrive() matched `w`: hand the message over.
 void deliver(Waiter* w) {
   count(g_match_stats.to_waiters);
-  w->comm_state->waiting.fetch_sub(1, std::memory_order_relaxed);
-  helper().waiting.fetch_sub(1, std::memory_order_relaxed);
+  unposted(*w->comm_state);
   if (Operation* op = w->operation) {
     receive_for(op, w->buffer, w->payload);
     return;
@@ -236,8 +241,7 @@ void fail_waiters(CommState& c, int rc) {
   });
   for (Waiter* w : posted) {
     if (!c.queue.cancel(w)) continue;  // matched meanwhile
-    c.waiting.fetch_sub(1, std::memory_order_relaxed);
-    helper().waiting.fetch_sub(1, std::memory_order_relaxed);
+    unposted(c);
     MPI_Status st{};
     st.MPI_ERROR = rc;
     receive_done(w->operation, rc, st);
@@ -251,8 +255,7 @@ bool post(CommState& c, Waiter* w) {
   c.waiting.fetch_add(1, std::memory_order_relaxed);
   helper().waiting.fetch_add(1, std::memory_order_seq_cst);
   if (c.queue.take_or_post(w)) {
-    c.waiting.fetch_sub(1, std::memory_order_relaxed);
-    helper().waiting.fetch_sub(1, std::memory_order_relaxed);
+    unposted(c);
     return true;
   }
   list_comm(c);
@@ -287,8 +290,7 @@ Incoming match_blocking(MPI_Comm comm, Pattern pattern) {
   Backoff backoff;
   while (w.state.load(std::memory_order_acquire) == 0) {
     if (const int e = c.failed.load(std::memory_order_acquire); e != MPI_SUCCESS && c.queue.cancel(&w)) {
-      c.waiting.fetch_sub(1, std::memory_order_relaxed);
-      helper().waiting.fetch_sub(1, std::memory_order_relaxed);
+      unposted(c);
       Incoming failed;
       failed.error = e;
       return failed;
@@ -336,8 +338,7 @@ int cancel_op(void* extra, int complete) {
   if (complete) return MPI_SUCCESS;
   CommState* c = op->waiter.comm_state;
   if (!c->queue.cancel(&op->waiter)) return MPI_SUCCESS;
-  c->waiting.fetch_sub(1, std::memory_order_relaxed);
-  helper().waiting.fetch_sub(1, std::memory_order_relaxed);
+  unposted(*c);
   op->cancelled = true;
   op->bytes = 0;
   // Completed by the helper thread: MPICH 4.0 asserts when MPI_Grequest_complete is called

@@ -33,17 +33,6 @@ Comm* root_of(MPI_Comm threadcomm) {
   Comm* c = comm_of(threadcomm);
   return c && c->root ? c : nullptr;
 }
-
-// TSMPI_THREADCOMM=native: the MPI's own threadcomm, through its generated wrapper (the same
-// protections as any communicator call).
-bool native() {
-#if TSMPI_HAVE_NATIVE_THREADCOMM
-  const tsmpi::Options* o = tsmpi::loaded_options();
-  return o && o->threadcomm == tsmpi::Threadcomm::Native;
-#else
-  return false;
-#endif
-}
 }  // namespace
 
 }  // namespace tsmpi::ranks
@@ -56,8 +45,10 @@ extern "C" int tsmpi_native_MPIX_Threadcomm_init(MPI_Comm comm, int num_threads,
 extern "C" int tsmpi_native_MPIX_Threadcomm_start(MPI_Comm threadcomm);
 extern "C" int tsmpi_native_MPIX_Threadcomm_finish(MPI_Comm threadcomm);
 extern "C" int tsmpi_native_MPIX_Threadcomm_free(MPI_Comm* threadcomm);
+// TSMPI_THREADCOMM=native: the MPI's own threadcomm, through its generated wrapper (the same
+// protections as any communicator call).
 #define TSMPI_NATIVE_THREADCOMM(call) \
-  if (native()) return tsmpi_native_##call
+  if (tsmpi::native_threadcomm_chosen()) return tsmpi_native_##call
 #else
 #define TSMPI_NATIVE_THREADCOMM(call) \
   if (false) return 0

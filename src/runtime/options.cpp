@@ -218,4 +218,13 @@ const Options& options_or_exit() {
 
 const Options* loaded_options() { return g_loaded.load(std::memory_order_acquire); }
 
+bool native_threadcomm_chosen() {
+#if TSMPI_HAVE_NATIVE_THREADCOMM
+  const Options* o = loaded_options();
+  return o && o->threadcomm == Threadcomm::Native;
+#else
+  return false;
+#endif
+}
+
 }  // namespace tsmpi

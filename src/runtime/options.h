@@ -63,4 +63,7 @@ const Options& options_or_exit();
 // Process-wide options if already loaded (nullptr before the first options_or_exit()).
 const Options* loaded_options();
 
+// TSMPI_THREADCOMM=native in the loaded options, on an MPI that has its own threadcomm.
+bool native_threadcomm_chosen();
+
 }  // namespace tsmpi
