@@ -50,7 +50,11 @@ IGNORED_CONDITIONS = {"nonroot": "root", "nonleaf": "root", "procnull": "root", 
 # (instead of PMPI_<name>), src/ranks/native_calls.h: MPIX_COMM_TYPE_ADDRESS_SPACE on the MPI's
 # communicators; the strings of error codes tsmpi made.
 NATIVE_CALLS = {"MPI_Comm_split_type": "tsmpi::ranks::native_comm_split_type",
-                "MPI_Error_string": "tsmpi::ranks::error_string"}
+                "MPI_Error_string": "tsmpi::ranks::error_string",
+                "MPI_Abort": "tsmpi::abort_job",  # never returns (src/runtime/abort_job.h)
+                # Names set and read atomically where the MPI does not (src/locking/object_names.h).
+                **{f"MPI_{k}_{op}_name": f"tsmpi::object_names::{k.lower()}_{op}_name"
+                   for k in ("Comm", "Type", "Win") for op in ("set", "get")}}
 # Parameter names of an MPI's mpi.h that differ from the standard's (Open MPI's MPI_Intercomm_create).
 PARAMETER_ALIASES = {"bridge_comm": "peer_comm"}
 

@@ -4,7 +4,7 @@
 
 namespace tsmpi::serial {
 
-#if TSMPI_TEST_RAISES_ON_WORLD
+#if TSMPI_MULTI_COMPLETION_RAISES_ON_WORLD
 namespace {
 // Guarded by the serialize lock.
 bool g_world_returns = false;      // world's handler is MPI_ERRORS_RETURN
@@ -38,7 +38,7 @@ void note_errhandler_set(MPI_Comm comm) {
   PMPI_Errhandler_free(&h);
 }
 #else
-// Open MPI's and MPICH 4.2's MPI_Test raise on the request's communicator already.
+// Open MPI's completions raise on the request's communicator already.
 QuietErrors::QuietErrors() = default;
 QuietErrors::~QuietErrors() = default;
 void note_errhandler_set(MPI_Comm) {}
@@ -47,6 +47,25 @@ void note_errhandler_set(MPI_Comm) {}
 int raise_on(MPI_Comm comm, int rc) {
   if (rc == MPI_SUCCESS || comm == MPI_COMM_NULL) return rc;
   PMPI_Comm_call_errhandler(comm, rc);  // the handler may not return (MPI_ERRORS_ARE_FATAL)
+  return rc;
+}
+
+int test_raising_on_world(MPI_Request* request, int* flag, MPI_Status* status) {
+  MPI_Status st;
+  int rc;
+  bool unraised;
+  {
+    QuietErrors q;  // world's handler restored before the error is raised on it
+    rc = PMPI_Testall(1, request, flag, &st);
+    unraised = rc != MPI_SUCCESS && q.unraised();
+  }
+  if (rc == MPI_ERR_IN_STATUS) rc = st.MPI_ERROR;
+  if ((*flag || rc != MPI_SUCCESS) && status != MPI_STATUS_IGNORE) {
+    const int error = status->MPI_ERROR;
+    *status = st;
+    status->MPI_ERROR = error;
+  }
+  if (unraised) raise_on(MPI_COMM_WORLD, rc);
   return rc;
 }
 

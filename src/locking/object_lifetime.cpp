@@ -914,7 +914,7 @@ int nested_created(const CallArgs& args, int rc) {
     std::unique_lock<ReadBiasedLock> l(r->lock, std::try_to_lock);
     for (int spin = 0; !l.owns_lock() && spin < 1000; ++spin) {
       sched_yield();
-      l.try_lock();
+      (void)l.try_lock();  // owns_lock() says whether it took it
     }
     if (l.owns_lock()) recycle_locked(r, l);  // the value names an object tsmpi does not track now
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "locking/completion_errors.h"
+#include "locking/serialize.h"  // forget_stream_comm
 #include "locking/serialize_lock.h"
 #include "runtime/function_table.h"
 
@@ -204,6 +205,7 @@ void after_call(fn::Id id, const Objects& objects, int rc) {
     }
     case Rule::kFreeComm:
       g_comms.erase(objects.in.bits);
+      forget_stream_comm(objects.in.bits);
       return;
     case Rule::kErrhandler:
       note_errhandler_set(handle_from_bits<MPI_Comm>(objects.in.bits));

@@ -44,6 +44,27 @@ int call_locked(fn::Id id, Pmpi&& pmpi, const Objects& objects) {
 
 // A blocking receive's completion errors are raised on its communicator (completion_errors.h).
 bool raises_on_comm(fn::Id id);
+// A blocking receive whose completion errors the MPI raises on MPI_COMM_WORLD although MPI_Test
+// raises them on the communicator (MPICH 4.2's MPI_Mrecv; completion_errors.h).
+bool raises_on_world(fn::Id id);
+
+// MPICH 4.2's MPI_Test does not progress a stream communicator's stream for a nonblocking
+// collective on it (4.2.1, natively: an MPI_Iallreduce on one completes only with
+// MPIX_Stream_progress): serialize mode, which makes a blocking collective as its nonblocking form
+// and tests it, progresses the stream between tests. Records and forgets stream communicators
+// (under the lock, after MPIX_Stream_comm_create[_multiplex] and MPI_Comm_free).
+void note_stream_comm(fn::Id id, const CallArgs& args, const Objects& objects, int rc);
+void forget_stream_comm(std::uintptr_t comm);
+struct StreamProgress {
+  bool on = false;
+#if TSMPI_HAVE_STREAMS
+  MPIX_Stream stream = MPIX_STREAM_NULL;
+#else
+  int stream = 0;
+#endif
+  void operator()() const;
+};
+StreamProgress stream_progress_for(const HandleRef& in);  // under the lock
 
 // A blocking call as its nonblocking form (start_then_poll), with the wrapper's duties: what
 // waits in the communicators' sequences progresses first, a receive's completion error is
@@ -51,17 +72,26 @@ bool raises_on_comm(fn::Id id);
 template <class Start>
 int start_and_wait(fn::Id id, const StartWait<Start>& extra, const Objects& objects) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const bool quiet = raises_on_comm(id);
+  const bool quiet = raises_on_comm(id), on_world = raises_on_world(id);
   bool unraised = false;
+  StreamProgress stream;
   auto test = [&](int* flag) {
-    if (!quiet) return PMPI_Test(&request, flag, extra.status);
-    QuietErrors q;
-    int r = PMPI_Test(&request, flag, extra.status);
-    unraised = r != MPI_SUCCESS && q.unraised();
+    int r;
+    if (TSMPI_UNLIKELY(on_world)) {
+      r = test_raising_on_world(&request, flag, extra.status);
+    } else if (!quiet) {
+      r = PMPI_Test(&request, flag, extra.status);
+    } else {
+      QuietErrors q;
+      r = PMPI_Test(&request, flag, extra.status);
+      unraised = r != MPI_SUCCESS && q.unraised();
+    }
+    if (TSMPI_UNLIKELY(stream.on) && r == MPI_SUCCESS && !*flag) stream();
     return r;
   };
-  int rc = start_then_poll(&request, extra.start, test, [] {
+  int rc = start_then_poll(&request, extra.start, test, [&] {
     if (TSMPI_UNLIKELY(sequences_active())) progress_sequences();
+    if constexpr (TSMPI_HAVE_STREAMS) stream = stream_progress_for(objects.in);
   });
   if (TSMPI_UNLIKELY(unraised)) {
     Guard g;
@@ -173,6 +203,10 @@ auto run(fn::Id id, Pmpi&& pmpi, const Objects& objects, const CallArgs& args, E
       rc = start_and_wait(id, extra, objects);
     } else {
       rc = call_locked(id, pmpi, objects);
+    }
+    if constexpr (TSMPI_HAVE_STREAMS && S == Strategy::kAdmitted) {
+      Guard g;
+      note_stream_comm(id, args, objects, rc);
     }
     leave(comm_id);
     return rc;

@@ -6,6 +6,7 @@
 #include "fortran/coverage.h"
 #include "locking/buffer_lock.h"
 #include "locking/lifetime_rules.h"
+#include "locking/object_names.h"
 #include "runtime/activation_rules.h"
 #include "runtime/function_table.h"
 
@@ -210,6 +211,10 @@ std::string describe_function(int i, const Options& o) {
   line("checking mode:    ", check_on ? checks_text(f, o, c, l)
                                       : "off (TSMPI_CHECK=off); with warn|abort: " +
                                             checks_text(f, o, c, lifetime::rule_for(f, checked)));
+  if (object_names::covers(f.name))
+    line("object names:     ", TSMPI_MPI_LOCKS_NAMES ? "set and read atomically by the MPI"
+                                                     : "set and read under tsmpi's names lock, in every mode (the MPI "
+                                                       "takes no lock: a read during a rename would be torn)");
   line("attached buffer:  ", w.own ? "under the attached buffer's lock (Own: attach, detach and buffered sends)" : "-");
   if (o.hang_timeout > 0)
     line("hang watchdog:    ", f.blocking ? "reported with every thread's call and backtrace when blocked longer than " +

@@ -67,3 +67,25 @@
 #else
 #define TSMPI_TEST_RAISES_ON_WORLD 0
 #endif
+// MPICH raises the errors of its completions of several requests (MPI_Testall, MPI_Waitall, ...)
+// on MPI_COMM_WORLD's handler, 4.0 and 4.2 alike, and 4.2 its MPI_Mrecv's too while its MPI_Test
+// raises on the request's communicator (4.2.1 measured, tests/coverage/p2p_errors.c). Open MPI
+// raises them on the communicator.
+#if defined(MPICH)
+#define TSMPI_MULTI_COMPLETION_RAISES_ON_WORLD 1
+#else
+#define TSMPI_MULTI_COMPLETION_RAISES_ON_WORLD 0
+#endif
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40200000
+#define TSMPI_MRECV_RAISES_ON_WORLD 1
+#else
+#define TSMPI_MRECV_RAISES_ON_WORLD 0
+#endif
+// Whether the MPI makes MPI_{Comm,Type,Win}_set_name and _get_name of one object atomic with each
+// other. MPICH 4.2 calls them without its global lock (4.2.1 measured: a name read while another
+// thread sets it comes back torn); Open MPI and MPICH 4.0 lock (src/locking/object_names.h).
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40200000
+#define TSMPI_MPI_LOCKS_NAMES 0
+#else
+#define TSMPI_MPI_LOCKS_NAMES 1
+#endif

@@ -8,8 +8,10 @@
 #include <type_traits>
 
 #include "fn_ids.h"
+#include "locking/object_names.h"
 #include "matching/policy_only.h"
 #include "ranks/native_calls.h"
+#include "runtime/abort_job.h"
 #include "runtime/activation.h"
 #include "runtime/config.h"
 #include "wrappers/handlers.h"
