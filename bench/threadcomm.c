@@ -2,8 +2,9 @@
    usage: threadcomm MODE threads|procs T ITERATIONS ARG...
      threads  one process (np = 1) runs T threads, each an MPI rank of a threadcomm made by
               MPIX_Threadcomm_init(MPI_COMM_WORLD, T); every thread calls MPIX_Threadcomm_start,
-              measures on the threadcomm, and MPIX_Threadcomm_finish. Needs tsmpi: the program
-              is linked to it (bench_threadcomm) and runs under tsmpirun.
+              measures on the threadcomm, and MPIX_Threadcomm_finish. tsmpi's threadcomm: the
+              program linked to it (bench_threadcomm) under tsmpirun; the MPI's own (MPICH 4.2):
+              bench_threadcomm_native under the MPI's mpiexec, no tsmpi.
      procs    np = T processes of one thread each on MPI_COMM_WORLD, plain MPI (MPI_Init):
               the MPI's shared-memory transport. bench_threadcomm_native is the same program
               not linked to tsmpi, for the MPI's own mpiexec; bench_threadcomm under tsmpirun
@@ -42,6 +43,16 @@
 #include <string.h>
 
 #include "tsmpi.h"
+
+/* bench_threadcomm_native on an MPI with a threadcomm of its own (MPICH 4.2): the threads
+   configuration runs on the MPI's MPIX_Threadcomm_*, without tsmpi. */
+#if defined(THREADCOMM_NATIVE) && defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40200000
+#define THREADS_CONFIG 1
+#elif defined(THREADCOMM_NATIVE)
+#define THREADS_CONFIG 0
+#else
+#define THREADS_CONFIG 1
+#endif
 
 #ifndef THREADCOMM_NATIVE
 /* Weak: the program links and its procs configuration runs even with a libtsmpi that does
@@ -296,7 +307,7 @@ static void measure(MPI_Comm comm) {
 }
 
 /* ---------------------------------------------------------------- threads as ranks */
-#ifndef THREADCOMM_NATIVE
+#if THREADS_CONFIG
 static MPI_Comm threadcomm;
 
 static void* thread_rank(void* arg) {
@@ -319,10 +330,12 @@ static void* thread_rank(void* arg) {
 }
 
 static void run_threads(void) {
+#ifndef THREADCOMM_NATIVE
   if (!MPIX_Threadcomm_init || !MPIX_Threadcomm_start || !MPIX_Threadcomm_finish || !MPIX_Threadcomm_free) {
     fprintf(stderr, "threadcomm: this libtsmpi has no MPIX_Threadcomm_* (threads as ranks not built)\n");
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
+#endif
   int rc = MPIX_Threadcomm_init(MPI_COMM_WORLD, nranks, &threadcomm);
   if (rc != MPI_SUCCESS) {
     fprintf(stderr, "threadcomm: MPIX_Threadcomm_init failed (%d)\n", rc);
@@ -334,8 +347,10 @@ static void run_threads(void) {
   for (int t = 1; t < nranks; ++t) pthread_join(tid[t], NULL);
   MPIX_Threadcomm_free(&threadcomm);
 }
+#endif
 
 /* ---------------------------------------------------------------- MPI processes of one address space */
+#ifndef THREADCOMM_NATIVE
 static void* asp_process(void* arg) {
   if (MPIX_Thread_attach((int)(long)arg) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 3);
   measure(MPI_COMM_WORLD);
@@ -387,7 +402,7 @@ int main(int argc, char** argv) {
     nargs = argc - 5;
     ok = ok && nranks >= 2 && nranks <= MAX_RANKS && iterations >= 1 && (mode == COLL || nranks == 2) &&
          (mode == COLL || nargs >= 1) && (threads_config ? np == 1 : np == nranks);
-#ifdef THREADCOMM_NATIVE
+#if !THREADS_CONFIG
     ok = ok && !threads_config;
 #endif
   }
@@ -409,6 +424,8 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 0;
   }
+#endif
+#if THREADS_CONFIG
   if (threads_config)
     run_threads();
   else
