@@ -20,10 +20,12 @@ import sys
 # ---------------------------------------------------------------- definitions
 # Series order per figure (unknown series are appended in order of appearance),
 # what the value is, and how the axes are drawn.
-THREADCOMM_SERIES = ["thread-ranks", "procs-tsmpi", "procs-native"]
+# native-threadcomm: the MPI's own MPIX_Threadcomm (MPICH 4.2), without tsmpi.
+THREADCOMM_SERIES = ["thread-ranks", "native-threadcomm", "procs-tsmpi", "procs-native"]
 THREADCOMM_COLLECTIVES = ["barrier", "bcast-8", "bcast-64K", "allreduce-8", "allreduce-64K"]
 THREADCOMM_RATIOS = [("thread-ranks", "procs-native"), ("thread-ranks", "procs-tsmpi"),
-                     ("procs-tsmpi", "procs-native")]
+                     ("procs-tsmpi", "procs-native"), ("thread-ranks", "native-threadcomm"),
+                     ("native-threadcomm", "procs-native")]
 FIGURES = {
     "overhead": dict(series=["native-single", "native-multiple", "tsmpi-passthrough",
                              "tsmpi-default", "tsmpi-serialize", "tsmpi-check"],
@@ -186,7 +188,8 @@ def ratio_pairs(figure, series):
     """(series, baseline) pairs of RATIOS that apply to the series present."""
     pairs = []
     for glob, base in RATIOS.get(figure, []):
-        pairs += [(s, base) for s in series if fnmatch.fnmatchcase(s, glob) and s != base]
+        if base in series:  # a baseline some MPI has not (native-threadcomm) gives no ratio
+            pairs += [(s, base) for s in series if fnmatch.fnmatchcase(s, glob) and s != base]
     return list(dict.fromkeys(pairs))
 
 

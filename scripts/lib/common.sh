@@ -2,6 +2,13 @@
 # Source it; it sets ROOT to the checkout.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
+# The scripts' own settings (TSMPI_DEBIAN13, TSMPI_DEBIAN13_ROOT, TSMPI_DEBIAN_MIRROR, ...) stay
+# readable here but leave the environment, with every other TSMPI_ variable: tsmpi stops MPI_Init
+# on a TSMPI_ variable it does not know, and an option set by the caller would change what every
+# test checks. A script passes a setting on to another script explicitly.
+for _v in ${!TSMPI_@}; do export -n "$_v"; done
+unset _v
+
 TSMPI_PACKAGES=(cmake g++ make clang python3 libopenmpi-dev openmpi-bin libmpich-dev mpich
   libtbb-dev libunwind-dev googletest libgtest-dev python3-matplotlib spin binutils gfortran
   environment-modules dpkg-dev pkg-config  # scripts/test-install, scripts/package
