@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "locking/serialize.h"
+#include "runtime/mpi_version.h"
 
 namespace tsmpi::serial {
 namespace {
@@ -54,13 +55,13 @@ bool window_ranks(MPI_Group group, MPI_Win win, std::vector<int>* ranks) {
   return true;
 }
 
-// This process's own word is changed with the processor's atomics on Open MPI, whose osc/rdma
-// segfaults in an atomic to the calling process itself (4.1.4, btl vader's emulated atomics
-// have no endpoint to self). Under the lock that is atomic with the other processes' MPI
-// atomics: the MPI applies emulated ones only inside a call, which needs the lock, and
-// hardware ones are atomic with the processor's.
+// This process's own word is changed with the processor's atomics on Open MPI 4.1, whose
+// osc/rdma segfaults in an atomic to the calling process itself (4.1.4, btl vader's emulated
+// atomics have no endpoint to self; runtime/mpi_version.h). Under the lock that is atomic with
+// the other processes' MPI atomics: the MPI applies emulated ones only inside a call, which
+// needs the lock, and hardware ones are atomic with the processor's.
 bool local(const WindowSync* w, int target) {
-#ifdef OPEN_MPI
+#if TSMPI_RMA_ATOMICS_TO_SELF_BROKEN
   return target == w->me;
 #else
   (void)w, (void)target;

@@ -89,3 +89,13 @@
 #else
 #define TSMPI_MPI_LOCKS_NAMES 1
 #endif
+// Open MPI 4.1's osc/rdma segfaults in an MPI atomic to the calling process itself (btl vader's
+// emulated atomics have no endpoint to self): serialize mode's lock words change the process's
+// own word with the processor's atomics there (src/locking/rma_sync.cpp). Open MPI 5.0's MPI
+// atomics to self work, and are not atomic with the processor's (5.0.7 measured: lost updates
+// hung tests/mpi/rma_dependency.c's mixed mode): every word goes through the MPI.
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+#define TSMPI_RMA_ATOMICS_TO_SELF_BROKEN 1
+#else
+#define TSMPI_RMA_ATOMICS_TO_SELF_BROKEN 0
+#endif
