@@ -43,6 +43,7 @@ struct InitState {
   // asked for when tsmpi can give it, as MPI-4.0 §11.2.1 prescribes, else tsmpi's.
   int reported = MPI_THREAD_SINGLE;
   std::atomic<int> live_sessions{0};
+  bool sessions_started = false;  // protections started by a session, without MPI_Init
   std::atomic<bool> stats_printed{false};
 };
 InitState g_init;
@@ -262,6 +263,46 @@ int MPI_Finalized(int* flag) {
 }
 
 #if TSMPI_HAVE_SESSIONS
+namespace {
+// The thread level a session got (MPI-4.0 §11.3.1: its info's "thread_level").
+int session_thread_level(MPI_Session session) {
+  MPI_Info info = MPI_INFO_NULL;
+  if (PMPI_Session_get_info(session, &info) != MPI_SUCCESS || info == MPI_INFO_NULL) return MPI_THREAD_SINGLE;
+  char value[64] = "";
+  int flag = 0;
+  PMPI_Info_get(info, "thread_level", sizeof value - 1, value, &flag);
+  PMPI_Info_free(&info);
+  const std::string v = flag ? value : "";
+  for (int l : {MPI_THREAD_MULTIPLE, MPI_THREAD_SERIALIZED, MPI_THREAD_FUNNELED})
+    if (v == level_name(l)) return l;
+  return MPI_THREAD_SINGLE;
+}
+
+// A program that starts MPI with a session and no MPI_Init: the protections that do not need
+// MPI_COMM_WORLD start with its first session, at the level that session got. Serialize mode and
+// the hang watchdog are built on MPI_COMM_WORLD: asked for here they stop the program, saying so.
+void start_for_sessions(const Options& o, MPI_Session session) {
+  const char* refused = serialize_mode(o) ? "TSMPI_UNDERLYING_LEVEL" : o.hang_timeout > 0 ? "TSMPI_HANG_TIMEOUT" : nullptr;
+  if (refused) {
+    std::fprintf(stderr,
+                 "tsmpi: %s=%s is refused: this program starts MPI with MPI_Session_init and no MPI_Init, and %s "
+                 "is built on MPI_COMM_WORLD\n",
+                 refused, option_value(o, refused).c_str(),
+                 serialize_mode(o) ? "serialize mode" : "the hang watchdog");
+    std::fflush(stderr);
+    std::exit(2);
+  }
+  const int level = session_thread_level(session);
+  g_init.tsmpi_provided = g_init.mpi_provided = level;
+  matching::start_policy(o, level == MPI_THREAD_MULTIPLE);
+  own::g_enabled = level == MPI_THREAD_MULTIPLE;
+  activate(o);
+  if (checks::g_on) checks::learn_shared_requests();
+  g_init.sessions_started = true;
+  say_hello(o);
+}
+}  // namespace
+
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session) {
   const Options& o = options_or_exit();
   int rc;
@@ -270,7 +311,10 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* sess
     rc = PMPI_Session_init(info, errhandler, session);
   }
   if (rc != MPI_SUCCESS) return rc;
-  if (g_init.live_sessions.fetch_add(1) == 0 && !g_init.world_initialized.load()) activate(o);
+  if (g_init.live_sessions.fetch_add(1) == 0 && !g_init.world_initialized.load()) {
+    NestingScope inside(tl_thread);
+    start_for_sessions(o, *session);
+  }
   lifetime::adopt_session(handle_bits(*session));
   count_handled_call(fn::MPI_Session_init);
   return rc;
@@ -285,12 +329,24 @@ int MPI_Session_finalize(MPI_Session* session) {
     if (session && (rc = lifetime::end_session(handle_bits(*session))) != MPI_SUCCESS) return rc;
   }
   bool last = g_init.live_sessions.load() == 1;
-  if (last && !g_init.world_initialized.load()) print_stats_once();
+  bool clean = true;
+  if (last && !g_init.world_initialized.load()) {
+    if (g_init.sessions_started) {  // probes left unreceived, while the MPI still runs
+      NestingScope inside(tl_thread);
+      clean = matching::finish_policy(options_or_exit(), rank_label().c_str());
+    }
+    print_stats_once();
+  }
   {
     NestingScope inside(tl_thread);
     rc = PMPI_Session_finalize(session);
   }
   if (rc == MPI_SUCCESS) g_init.live_sessions.fetch_sub(1);
+  if (!clean) {
+    std::fprintf(stderr, "tsmpi: TSMPI_CHECK=abort: exiting with status 1\n");
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
   return rc;
 }
 #endif
