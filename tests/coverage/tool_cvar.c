@@ -30,7 +30,9 @@ static const char* terr(int rc) {
 static const char* writable = "MPIR_CVAR_REQUEST_POLL_FREQ";
 static const char* stringvar = "MPIR_CVAR_NETLOC_NODE_FILE";
 #else
-static const char* writable = "opal_cr_verbose";
+/* writable at run time in Open MPI 4.1 and 5.0 (5.0 has no checkpoint/restart framework: its
+   opal_cr_* variables are gone) */
+static const char* writable = "allocator_bucket_num_buckets";
 static const char* stringvar = "opal_signal";
 static const char* readonly = "mpi_abort_delay"; /* MPICH 4.0.2 has no read-only variable */
 #endif

@@ -15,6 +15,7 @@ else()
 endif()
 math(EXPR _fser_commio "3 * ${_fser_rounds}")
 
+set(_f_policies mprobe lock2d helper)  # serialize mode's policy per binding, in binding order
 foreach(_b IN LISTS TSMPI_FORTRAN_BINDINGS)
 
   # ---- Probe policies: probe -> allocate -> receive by 4 threads (probe.*.storm) ----
@@ -25,9 +26,17 @@ foreach(_b IN LISTS TSMPI_FORTRAN_BINDINGS)
   # (MPICH) or corrupts the heap (Open MPI, as examples/hybrid_probe_recv.c does), but no run
   # is sure to fail, and expect.sh cannot accept "pass or fail": there is no native 4-thread
   # run. With one receiving thread the program is correct natively, which checks the program
-  # itself.
+  # itself. Each binding with each policy at MULTIPLE; in serialize mode each policy once, on
+  # one binding each (a binding's path to the C layer does not depend on the policy or the
+  # level, nor a policy's on the binding).
+  list(FIND TSMPI_FORTRAN_BINDINGS ${_b} _b_index)
+  list(GET _f_policies ${_b_index} _serialized_policy)
   foreach(_level multiple ${_low_level})
-    foreach(_policy mprobe lock2d helper)
+    set(_policies mprobe lock2d helper)
+    if(NOT _level STREQUAL "multiple")
+      set(_policies ${_serialized_policy})
+    endif()
+    foreach(_policy IN LISTS _policies)
       tsmpi_mpi_test(fortran.probe_race.${_b}.${_policy}.${_level} TIMEOUT 120
         ENV TSMPI_PROBE=${_policy} TSMPI_UNDERLYING_LEVEL=${_level} TSMPI_STATS=1
         COMMAND ${_expect} --has "^f_probe_race: rank 0: received 4000 messages, false matches 0$"
