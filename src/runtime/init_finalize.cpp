@@ -3,7 +3,9 @@
 // tsmpi provides, switch the wrappers on, and print statistics at the end.
 #include "runtime/mpi_version.h"
 #include <pthread.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -91,12 +93,16 @@ void say_hello(const Options& o) {
   std::string first_line(version, std::string(version).find_first_of("\n,") == std::string::npos
                                       ? std::string(version).size()
                                       : std::string(version).find_first_of("\n,"));
-  std::fprintf(stderr,
-               "tsmpi: rank %s: %s (built for %s); asked the MPI for %s, got %s; providing %s; "
-               "%d of %d wrappers active\n",
-               rank_label().c_str(), first_line.c_str(), fn::kBuiltFor,
-               level_name(requested_level(o.underlying_level)), level_name(g_init.mpi_provided),
-               level_name(g_init.tsmpi_provided), active_count(), static_cast<int>(fn::kCount));
+  // One write per line: the launcher interleaves the ranks' standard errors (Open MPI 5's did
+  // in the middle of a line that stdio wrote in pieces).
+  char line[1024];
+  int n = std::snprintf(line, sizeof line,
+                        "tsmpi: rank %s: %s (built for %s); asked the MPI for %s, got %s; providing %s; "
+                        "%d of %d wrappers active\n",
+                        rank_label().c_str(), first_line.c_str(), fn::kBuiltFor,
+                        level_name(requested_level(o.underlying_level)), level_name(g_init.mpi_provided),
+                        level_name(g_init.tsmpi_provided), active_count(), static_cast<int>(fn::kCount));
+  if (n > 0) (void)!::write(2, line, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof line - 1));
   if (o.verbose >= 2) {
     int per_category[kCategoryCount] = {};
     for (int i = 0; i < fn::kCount; ++i)
@@ -104,8 +110,8 @@ void say_hello(const Options& o) {
     std::string text = "tsmpi: active wrappers per category:";
     for (int c = 0; c < kCategoryCount; ++c)
       text += std::string(" ") + category_name(static_cast<Category>(c)) + "=" + std::to_string(per_category[c]);
-    std::fprintf(stderr, "%s\n", text.c_str());
-    std::fprintf(stderr, "tsmpi: Fortran: %s\n", fortran::coverage_line().c_str());
+    text += "\ntsmpi: Fortran: " + fortran::coverage_line() + "\n";
+    (void)!::write(2, text.data(), text.size());
   }
 }
 

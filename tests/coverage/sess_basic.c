@@ -18,8 +18,9 @@ static void session_handler(MPI_Session* session, int* code, ...) {
   handler_session_ok = *session == the_session;
 }
 
-/* "key=value" of every key of info, in order, into text (values of keys that name the machine or
-   the run are not recorded). */
+/* "key=value" of every key of info, in order, into text; the MPI's own keys (Open MPI 5's "ompi_"
+   ones, such as ompi_positioned_file_dir, which names the run's launcher process) without their
+   values, which change from run to run. */
 static void info_text(MPI_Info info, char* text, size_t cap) {
   int n = -1;
   MPI_Info_get_nkeys(info, &n);
@@ -31,7 +32,7 @@ static void info_text(MPI_Info info, char* text, size_t cap) {
     MPI_Info_get_valuelen(info, key, &len, &flag);
     MPI_Info_get(info, key, sizeof value - 1, value, &flag);
     size_t used = strlen(text);
-    snprintf(text + used, cap - used, " %s=%s", key, flag ? value : "(none)");
+    snprintf(text + used, cap - used, " %s=%s", key, !flag ? "(none)" : strncmp(key, "ompi_", 5) ? value : "*");
   }
 }
 #endif
