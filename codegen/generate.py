@@ -52,6 +52,8 @@ IGNORED_CONDITIONS = {"nonroot": "root", "nonleaf": "root", "procnull": "root", 
 NATIVE_CALLS = {"MPI_Comm_split_type": "tsmpi::ranks::native_comm_split_type",
                 "MPI_Error_string": "tsmpi::ranks::error_string",
                 "MPI_Abort": "tsmpi::abort_job",  # never returns (src/runtime/abort_job.h)
+                # its "thread_level" is the application's (src/runtime/init_finalize.cpp)
+                "MPI_Info_create_env": "tsmpi::handlers::info_create_env",
                 # Names set and read atomically where the MPI does not (src/locking/object_names.h).
                 **{f"MPI_{k}_{op}_name": f"tsmpi::object_names::{k.lower()}_{op}_name"
                    for k in ("Comm", "Type", "Win") for op in ("set", "get")}}

@@ -269,6 +269,16 @@ int MPI_Finalized(int* flag) {
 }
 
 #if TSMPI_HAVE_SESSIONS
+int info_create_env(int argc, char* argv[], MPI_Info* info) {
+  const int rc = PMPI_Info_create_env(argc, argv, info);
+  if (rc != MPI_SUCCESS || !g_init.world_initialized.load() || g_init.reported == g_init.mpi_provided) return rc;
+  int flag = 0;
+  char value[64] = "";
+  PMPI_Info_get(*info, "thread_level", sizeof value - 1, value, &flag);
+  if (flag) PMPI_Info_set(*info, "thread_level", level_name(g_init.reported));
+  return rc;
+}
+
 namespace {
 // The thread level a session got (MPI-4.0 §11.3.1: its info's "thread_level").
 int session_thread_level(MPI_Session session) {
