@@ -1,5 +1,5 @@
 #!/bin/bash
-# expect.sh [--repeat N] [--status N | --fail] [--has REGEX]... [--lacks REGEX]... [--count N REGEX]... -- COMMAND...
+# expect.sh [--repeat N] [--status N | --fail | --any-status] [--has REGEX]... [--lacks REGEX]... [--count N REGEX]... -- COMMAND...
 # Runs COMMAND (N times in a row with --repeat, stopping at the first failure), echoes its
 # output, and checks its exit status and combined stdout+stderr (extended regular
 # expressions, matched per line).
@@ -9,6 +9,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --status) status=$2; shift 2 ;;
     --fail) fail=1; shift ;;
+    --any-status) status=any; shift ;;
     --has) has+=("$2"); shift 2 ;;
     --lacks) lacks+=("$2"); shift 2 ;;
     --count) counts+=("$2" "$3"); shift 3 ;;
@@ -24,7 +25,7 @@ bad=0
 if [ $fail = 1 ]; then
   [ $rc -ne 0 ] || { echo "expect.sh: expected a non-zero exit status, got 0"; bad=1; }
 else
-  [ $rc -eq "$status" ] || { echo "expect.sh: expected exit status $status, got $rc"; bad=1; }
+  [ "$status" = any ] || [ $rc -eq "$status" ] || { echo "expect.sh: expected exit status $status, got $rc"; bad=1; }
 fi
 for re in "${has[@]+"${has[@]}"}"; do
   grep -Eq -- "$re" <<<"$out" || { echo "expect.sh: output lacks /$re/"; bad=1; }
