@@ -37,6 +37,9 @@ debian13_unmount() {
   local i
   for ((i = ${#debian13_mounts[@]} - 1; i >= 0; i--)); do umount -l "${debian13_mounts[$i]}" 2>/dev/null || true; done
   debian13_mounts=()
+  # What ip netns (scripts/test-hosts) mounted inside the root.
+  mountpoint -q "$debian13_rootfs/run/netns" && umount -l "$debian13_rootfs/run/netns" 2>/dev/null
+  return 0
 }
 
 # debian13_run VAR=VALUE... -- COMMAND...: COMMAND inside the root with only the variables given
@@ -46,6 +49,8 @@ debian13_run() {
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do vars+=("$1"); shift; done
   shift
   trap debian13_unmount EXIT
+  # The root a mount point of its own, first: ip netns (scripts/test-hosts) remounts / inside.
+  mountpoint -q "$rootfs" || { mount --bind "$rootfs" "$rootfs" && debian13_mounts+=("$rootfs"); }
   for m in /proc /sys /dev /dev/shm "$ROOT"; do
     mkdir -p "$rootfs$m"
     mountpoint -q "$rootfs$m" || { mount --bind "$m" "$rootfs$m" && debian13_mounts+=("$rootfs$m"); }

@@ -15,6 +15,9 @@
 #if defined(MPICH) && MPI_VERSION >= 4
 #define HAVE_PERSISTENT 1
 #define PERSISTENT(name) MPI_##name##_init
+#elif defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 5 /* MPI-4's names (the MPIX_ ones are kept too) */
+#define HAVE_PERSISTENT 1
+#define PERSISTENT(name) MPI_##name##_init
 #elif defined(OPEN_MPI) && defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
 #define HAVE_PERSISTENT 1
 #define PERSISTENT(name) MPIX_##name##_init

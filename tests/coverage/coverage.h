@@ -16,6 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* MPI-4's functions other than the large-count ones: MPICH 4 (MPI_VERSION 4), and Open MPI 5.0,
+   which has them although its MPI_VERSION says 3.1. */
+#if MPI_VERSION >= 4 || (defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 5)
+#define COV_MPI4 1
+#else
+#define COV_MPI4 0
+#endif
+
 static const char* cov_name = "coverage";
 static char* cov_text = NULL;
 static size_t cov_len = 0, cov_cap = 0;

@@ -377,7 +377,7 @@ int main(int argc, char** argv) {
         sts[0].MPI_SOURCE == MPI_PROC_NULL, sts[0].MPI_TAG == MPI_ANY_TAG, count, in == 5);
   }
 
-#if MPI_VERSION >= 4
+#if COV_MPI4
   /* MPI-4 MPI_Isendrecv and MPI_Isendrecv_replace. */
   {
     int out[N], in[N], io[N];

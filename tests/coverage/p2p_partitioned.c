@@ -5,7 +5,7 @@
 // ranks: 2
 #include "coverage.h"
 
-#if MPI_VERSION >= 4
+#if COV_MPI4
 enum { PARTS = 4, P = 8 };
 
 static void fill(int* buf, int round) {
@@ -20,7 +20,7 @@ static int check(const int* buf, int round) {
 
 int main(int argc, char** argv) {
   int rank = cov_init(&argc, &argv, "p2p_partitioned");
-#if MPI_VERSION >= 4
+#if COV_MPI4
   MPI_Comm comm = MPI_COMM_WORLD;
   int buf[PARTS * P], rc, flag;
   MPI_Request req;

@@ -17,7 +17,7 @@ static int same(const int* buf, int n, int base) {
 
 int main(int argc, char** argv) {
   int rank = cov_init(&argc, &argv, "p2p_probe_isendrecv");
-#if MPI_VERSION >= 4
+#if COV_MPI4
   MPI_Comm comm = MPI_COMM_WORLD;
   int rc, in[8], out[3];
   MPI_Status st;
