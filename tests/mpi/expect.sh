@@ -7,7 +7,7 @@ set -u
 status=0; fail=0; has=(); lacks=(); counts=(); repeat=1
 while [ $# -gt 0 ]; do
   case "$1" in
-    --status) status=$2; shift 2 ;;
+    --status) status=$2; shift 2 ;;  # "any": no check
     --fail) fail=1; shift ;;
     --any-status) status=any; shift ;;
     --has) has+=("$2"); shift 2 ;;
