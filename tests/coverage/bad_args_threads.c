@@ -106,33 +106,36 @@ static void world_handler(MPI_Comm* comm, int* code, ...) {
   pthread_mutex_unlock(&world_lock);
 }
 
-/* A case on the thread's own communicator or window; its class is the first round's. */
-#define OWN(what, call)                                                          \
-  do {                                                                           \
-    int i_ = k++, before_ = s->calls;                                            \
-    current_case = i_;                                                           \
-    int cls_ = err_class(call);                                                  \
-    current_case = -1;                                                           \
-    if (ring_lost(cls_)) break;                                                  \
-    int unset_ = 0;                                                              \
-    atomic_compare_exchange_strong(&case_class[i_], &unset_, cls_);              \
-    if (!s->name[i_]) s->name[i_] = what, s->cls[i_] = cls_;                     \
-    else if (s->cls[i_] != cls_) ++s->unstable[i_], s->unstable_cls[i_] = cls_;  \
-    if (s->calls - before_ != 1 || s->last_class != cls_) ++s->bad_handler[i_];  \
+/* Records a round of case i (its class the first round's, as any thread saw it first); false when
+   MPICH's ring lost the code, which then counts for nothing. */
+static int record_case(struct thread_state* s, int i, const char* what, int cls) {
+  if (ring_lost(cls)) return 0;
+  int unset = 0;
+  atomic_compare_exchange_strong(&case_class[i], &unset, cls);
+  if (!s->name[i]) s->name[i] = what, s->cls[i] = cls;
+  else if (s->cls[i] != cls) ++s->unstable[i], s->unstable_cls[i] = cls;
+  return 1;
+}
+/* The call as case k of this round, its class in cls_ (current_case tells the handlers). */
+#define RUN_CASE(call)      \
+  int i_ = k++;             \
+  current_case = i_;        \
+  int cls_ = err_class(call); \
+  current_case = -1
+/* A case on the thread's own communicator or window: its handler called once, with the class. */
+#define OWN(what, call)                                                                     \
+  do {                                                                                      \
+    int before_ = s->calls;                                                                 \
+    RUN_CASE(call);                                                                         \
+    if (record_case(s, i_, what, cls_) && (s->calls - before_ != 1 || s->last_class != cls_)) \
+      ++s->bad_handler[i_];                                                                 \
   } while (0)
-/* A case whose error goes to MPI_COMM_WORLD's handler. */
-#define WORLD(what, call)                                                        \
-  do {                                                                           \
-    int i_ = k++, before_ = s->calls;                                            \
-    current_case = i_;                                                           \
-    int cls_ = err_class(call);                                                  \
-    current_case = -1;                                                           \
-    if (ring_lost(cls_)) break;                                                  \
-    int unset_ = 0;                                                              \
-    atomic_compare_exchange_strong(&case_class[i_], &unset_, cls_);              \
-    if (!s->name[i_]) s->name[i_] = what, s->cls[i_] = cls_;                     \
-    else if (s->cls[i_] != cls_) ++s->unstable[i_], s->unstable_cls[i_] = cls_;  \
-    if (s->calls != before_) ++s->bad_handler[i_];                               \
+/* A case whose error goes to MPI_COMM_WORLD's handler: the thread's own is not called. */
+#define WORLD(what, call)                                                       \
+  do {                                                                          \
+    int before_ = s->calls;                                                     \
+    RUN_CASE(call);                                                             \
+    if (record_case(s, i_, what, cls_) && s->calls != before_) ++s->bad_handler[i_]; \
   } while (0)
 
 /* MPICH 4.0.2 makes the next calls without its global lock (MPI_Comm_rank, MPI_Pack,

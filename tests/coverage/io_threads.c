@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "coverage.h"
+#include "io_turns.h"
 
 #define NT 3
 #define ROUNDS 10
@@ -23,15 +24,6 @@ static int errors[NT];
 
 static int value(int r, int t, int round, int i) { return 100000 * r + 10000 * t + 100 * round + i; }
 
-/* Open MPI 5.0's MPI-IO is not safe for threads (5.0.7, natively: this program hung in 1 of ~20
-   runs; io_threads_self.c corrupts its heap; open-mpi/ompi#1765): there the threads take turns, a
-   round each, so every call still comes from several threads. */
-#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 5
-#define IO_TURNS 1
-#else
-#define IO_TURNS 0
-#endif
-static pthread_mutex_t turns = PTHREAD_MUTEX_INITIALIZER;
 
 static void* part1(void* arg) {
   int t = (int)(long)arg;
@@ -41,7 +33,7 @@ static void* part1(void* arg) {
     /* slot (round, rank, t) */
     MPI_Offset off = (MPI_Offset)(((round * size + rank) * NT + t) * BLOCK * sizeof(int));
     MPI_Request req;
-    if (IO_TURNS) pthread_mutex_lock(&turns);
+    take_turn();
     if (round % 2 == 0) {
       if (MPI_File_write_at(shared_fh, off, out, BLOCK, MPI_INT, MPI_STATUS_IGNORE) != MPI_SUCCESS) ++errors[t];
       memset(in, 0, sizeof in);
@@ -53,7 +45,7 @@ static void* part1(void* arg) {
       memset(in, 0, sizeof in);
       if (MPI_File_read_at(shared_fh, off, in, BLOCK, MPI_INT, MPI_STATUS_IGNORE) != MPI_SUCCESS) ++errors[t];
     }
-    if (IO_TURNS) pthread_mutex_unlock(&turns);
+    end_turn();
     for (int i = 0; i < BLOCK; ++i)
       if (in[i] != out[i]) ++errors[t];
   }

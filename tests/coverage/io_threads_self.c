@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "coverage.h"
+#include "io_turns.h"
 
 #define NT 3
 #define ROUNDS 10
@@ -19,22 +20,6 @@
 static int rank;
 static char dir[256];
 
-/* Open MPI 5.0's MPI-IO is not safe for threads on files of their own (5.0.7, natively: ompio
-   corrupts its heap in about 1 run of 8, in mca_common_ompio_set_view among others; ROMIO fails
-   too; open-mpi/ompi#1765 documents MPI_FILE operations as not MPI_THREAD_MULTIPLE safe). There
-   the threads take turns, a round of file calls each: every call still comes from several threads. */
-#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 5
-#define IO_TURNS 1
-#else
-#define IO_TURNS 0
-#endif
-static pthread_mutex_t turns = PTHREAD_MUTEX_INITIALIZER;
-static void take_turn(void) {
-  if (IO_TURNS) pthread_mutex_lock(&turns);
-}
-static void end_turn(void) {
-  if (IO_TURNS) pthread_mutex_unlock(&turns);
-}
 static int errors[NT];
 static MPI_Comm selfs[NT];
 
