@@ -28,6 +28,9 @@ debian13_make_root() {
   mkdir -p "$(dirname "$rootfs")"
   debootstrap --variant=minbase --include=ca-certificates trixie "$rootfs.tmp" "$debian13_mirror" >"$rootfs.log" 2>&1 ||
     { tail -20 "$rootfs.log"; echo "debian13: debootstrap FAILED (log: $rootfs.log)"; return 1; }
+  # What debootstrap mounted and did not unmount (its /proc, /sys) would lie under the binds.
+  local m
+  for m in $(awk -v p="$rootfs.tmp/" 'index($2, p) == 1 { print $2 }' /proc/mounts | sort -r); do umount -l "$m" || true; done
   mv "$rootfs.tmp" "$rootfs"
 }
 
@@ -49,12 +52,21 @@ debian13_run() {
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do vars+=("$1"); shift; done
   shift
   trap debian13_unmount EXIT
-  # The root a mount point of its own, first: ip netns (scripts/test-hosts) remounts / inside.
-  mountpoint -q "$rootfs" || { mount --bind "$rootfs" "$rootfs" && debian13_mounts+=("$rootfs"); }
+  # A fresh, private bind of the root onto itself, and every bind on top of it, whatever is
+  # mounted there already: a mount left under the root (by debootstrap, an interrupted run) is
+  # hidden by the new bind, so asking whether a path "is a mount point" would wrongly say yes.
+  # The root a mount point of its own also lets ip netns (scripts/test-hosts) remount / inside.
+  mount --bind "$rootfs" "$rootfs" && debian13_mounts+=("$rootfs") && mount --make-private "$rootfs" ||
+    { echo "debian13: cannot bind $rootfs onto itself" >&2; debian13_unmount; return 1; }
   for m in /proc /sys /dev /dev/shm "$ROOT"; do
     mkdir -p "$rootfs$m"
-    mountpoint -q "$rootfs$m" || { mount --bind "$m" "$rootfs$m" && debian13_mounts+=("$rootfs$m"); }
+    mount --bind "$m" "$rootfs$m" && debian13_mounts+=("$rootfs$m") ||
+      { echo "debian13: cannot bind $m into $rootfs" >&2; debian13_unmount; return 1; }
   done
+  # The tests need /proc/self (TSan, stack traces, /dev/fd), /sys (hwloc): say so if they lack it.
+  if ! chroot "$rootfs" /bin/sh -c 'test -e /proc/self/exe && test -d /sys/devices/system/cpu'; then
+    echo "debian13: /proc or /sys not visible inside $rootfs" >&2; debian13_unmount; return 1
+  fi
   # Name resolution for apt inside the root.
   cp -L /etc/resolv.conf "$rootfs/etc/resolv.conf" 2>/dev/null || true
   env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "${vars[@]}" \
