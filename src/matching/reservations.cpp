@@ -1,14 +1,12 @@
 #include "matching/reservations.h"
 
-#include <unistd.h>
-
-#include <algorithm>
 #include <mutex>
 #include <vector>
 
 #include "matching/match_stats.h"
 #include "matching/mpi_calls.h"
 #include "matching/per_thread_lists.h"
+#include "runtime/one_write.h"
 
 namespace tsmpi::matching {
 namespace {
@@ -76,12 +74,9 @@ void report_unreceived(std::FILE* out, const char* rank_label, MPI_Comm comm, co
   char name[MPI_MAX_OBJECT_NAME] = "";
   PMPI_Get_count(&status, MPI_BYTE, &bytes);
   PMPI_Comm_get_name(comm, name, &len);
-  // One write: the launcher interleaves the ranks' lines written in pieces (Open MPI 5's did).
-  char line[512];
-  const int n = std::snprintf(line, sizeof line, "tsmpi: rank %s: %s: communicator %s, source %d, tag %d, %d bytes\n",
-                              rank_label, what, len ? name : "(unnamed)", status.MPI_SOURCE, status.MPI_TAG, bytes);
   std::fflush(out);
-  if (n > 0) (void)!::write(fileno(out), line, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof line - 1));
+  write_formatted(fileno(out), "tsmpi: rank %s: %s: communicator %s, source %d, tag %d, %d bytes\n", rank_label, what,
+                  len ? name : "(unnamed)", status.MPI_SOURCE, status.MPI_TAG, bytes);
 }
 
 std::size_t finish_unreceived(std::FILE* out, const char* rank_label, bool report) {

@@ -29,6 +29,7 @@
 #include "ranks/ranks_stats.h"
 #include "runtime/activation.h"
 #include "runtime/function_table.h"
+#include "runtime/one_write.h"
 #include "runtime/options.h"
 #include "runtime/stats.h"
 #include "runtime/thread_state.h"
@@ -93,16 +94,12 @@ void say_hello(const Options& o) {
   std::string first_line(version, std::string(version).find_first_of("\n,") == std::string::npos
                                       ? std::string(version).size()
                                       : std::string(version).find_first_of("\n,"));
-  // One write per line: the launcher interleaves the ranks' standard errors (Open MPI 5's did
-  // in the middle of a line that stdio wrote in pieces).
-  char line[1024];
-  int n = std::snprintf(line, sizeof line,
-                        "tsmpi: rank %s: %s (built for %s); asked the MPI for %s, got %s; providing %s; "
-                        "%d of %d wrappers active\n",
-                        rank_label().c_str(), first_line.c_str(), fn::kBuiltFor,
-                        level_name(requested_level(o.underlying_level)), level_name(g_init.mpi_provided),
-                        level_name(g_init.tsmpi_provided), active_count(), static_cast<int>(fn::kCount));
-  if (n > 0) (void)!::write(2, line, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof line - 1));
+  write_formatted(2,
+                  "tsmpi: rank %s: %s (built for %s); asked the MPI for %s, got %s; providing %s; "
+                  "%d of %d wrappers active\n",
+                  rank_label().c_str(), first_line.c_str(), fn::kBuiltFor,
+                  level_name(requested_level(o.underlying_level)), level_name(g_init.mpi_provided),
+                  level_name(g_init.tsmpi_provided), active_count(), static_cast<int>(fn::kCount));
   if (o.verbose >= 2) {
     int per_category[kCategoryCount] = {};
     for (int i = 0; i < fn::kCount; ++i)
