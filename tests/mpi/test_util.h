@@ -57,14 +57,24 @@ static inline void test_init_pair(int* argc, char*** argv, const char* name, int
   *peer = 1 - *rank;
 }
 
-/* Prints "<name>: rank R: ok" or "... FAILED" and finalizes; returns the exit status. */
+/* Prints "<name>: rank R: ok" or "... FAILED" and finalizes; returns the exit status (1 also
+   when MPI_Finalize fails, which it prints). */
 static inline int test_finish(void) {
   int rank, mine = atomic_load(&test_failures), total = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   printf("%s: rank %d: %s\n", test_name, rank, total ? "FAILED" : "ok");
   fflush(stdout);
-  MPI_Finalize();
+  /* Every rank's verdict is out before any rank finalizes: a rank whose MPI_Finalize fails
+     (MPICH 4.2 refuses to finalize with a message never received) ends without telling its
+     launcher, and Hydra then kills the others, maybe before they printed. */
+  MPI_Barrier(MPI_COMM_WORLD);
+  int rc = MPI_Finalize();
+  if (rc != MPI_SUCCESS) {
+    printf("%s: rank %d: MPI_Finalize returned %d\n", test_name, rank, rc);
+    fflush(stdout);
+    return 1;
+  }
   return total ? 1 : 0;
 }
 
