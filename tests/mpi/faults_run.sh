@@ -31,7 +31,7 @@ done
 out=$(mktemp "${TMPDIR:-/tmp}/faults_run.XXXXXX")
 marks="$out.marks"
 token="faults_marks=$marks"
-trap 'rm -f "$out" "$marks" "$out.stalls"' EXIT
+trap 'rm -f "$out" "$marks" "$out.stalls" "$out.late"' EXIT
 now() { date +%s.%N; }
 fsub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
 fgt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
@@ -73,12 +73,15 @@ alive() {
 }
 
 stacks_and_kill() {  # $1: why
+  describe_processes "$1" && for p in $(job_processes); do kill -KILL "$p" 2>/dev/null; done
+}
+describe_processes() {  # $1: why; false if the job has no process left
   local procs
   procs=$(job_processes)
-  [ -n "$procs" ] || return
+  [ -n "$procs" ] || return 1
   echo "faults_run: $1: processes:"
   for p in $procs; do
-    echo "faults_run:   $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+    echo "faults_run:   $p $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline")"
     for t in /proc/"$p"/task/*; do
       echo "faults_run:     thread ${t##*/}: state $(sed 's/^.*) //' "$t/stat" 2>/dev/null | cut -d' ' -f1)," \
         "in $(cat "$t/wchan" 2>/dev/null)"
@@ -88,12 +91,20 @@ stacks_and_kill() {  # $1: why
   done
   if [ "${FAULTS_GDB:-1}" != 0 ] && command -v gdb >/dev/null; then
     for p in $procs; do
-      echo "faults_run: ---- stacks of process $p ($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-120))"
-      timeout 60 gdb -p "$p" -batch -nx -ex "set pagination off" -ex "thread apply all bt" 2>/dev/null </dev/null |
+      echo "faults_run: ---- stacks of process $p ($(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | cut -c1-120))"
+      timeout "${gdb_timeout:-60}" gdb -p "$p" -batch -nx -ex "set pagination off" -ex "thread apply all bt" 2>/dev/null </dev/null |
         grep -E '^(Thread |#)' | sed 's/^/faults_run:   /'
     done
   fi
-  for p in $procs; do kill -KILL "$p" 2>/dev/null; done
+}
+# A job still running --within S after its last mark fails; what it and the machine are doing
+# then is printed (in the background, into $out.late) while it is watched on: such a job has
+# ended 37-42 s after its mark about once per whole run, two jobs at the same instant, with no
+# stall of the machine seen from here.
+late_snapshot() {  # $1: seconds since the last mark
+  echo "faults_run: the job is still running $1 s after the last mark; load: $(cat /proc/loadavg)"
+  ps -eo pid=,ppid=,stat=,ni=,pcpu=,etimes=,comm= --sort=-pcpu 2>/dev/null | head -12 | sed 's/^/faults_run:   busiest: /'
+  gdb_timeout=5 describe_processes "still running $1 s after the last mark"
 }
 
 # When it can (as root), this script watches at a higher priority than the job, which runs at
@@ -117,6 +128,7 @@ stalled() {  # total stall seconds that ended after time $1
   echo "$sum"
 }
 prev=$start
+late_pid=""
 while ! ended; do
   t=$(now)
   gap=$(fsub "$t" "$prev")
@@ -124,10 +136,18 @@ while ! ended; do
   prev=$t
   if fgt "$(fsub "$(fsub "$t" "$start")" "$(stalled "$start")")" "$total"; then hung=1; break; fi
   record_descendants
+  if [ -n "$within" ] && [ -z "$late_pid" ] && [ -s "$marks" ]; then
+    mark=$(grep -Eo 'at t=[0-9]+\.[0-9]+$' "$marks" | cut -d= -f2 | sort -n | tail -1)
+    if [ -n "$mark" ]; then
+      since=$(fsub "$(fsub "$t" "$mark")" "$(stalled "$mark")")
+      if fgt "$since" "$within"; then late_snapshot "$since" >"$out.late" 2>&1 & late_pid=$!; fi
+    fi
+  fi
   sleep 0.1
 done
 end=$(now)
 [ -s "$out.stalls" ] && cat "$out.stalls" && rm -f "$out.stalls"
+[ -n "$late_pid" ] && wait "$late_pid"
 failed=0
 if [ $hung = 1 ]; then
   cat "$out"
@@ -155,6 +175,7 @@ if [ -n "$within" ]; then
     echo "faults_run: FAILED: the program printed no 'at t=' mark"; failed=1
   elif fgt "$after" "$within"; then
     echo "faults_run: FAILED: the job ended $after s after the last mark, more than $within s"; failed=1
+    [ -s "$out.late" ] && cat "$out.late"
   fi
 fi
 # Processes left behind: give those the launcher has just killed a moment to go.
