@@ -17,7 +17,7 @@ function flush(   i) {
 /^ *Start +[0-9]+: / || /^The following tests FAILED:/ || /tests passed, [0-9]+ tests failed/ { flush(); next }
 name != "" && NF > 0 {
   last = $0
-  if (nwhy < 6 && $0 ~ /^expect\.sh: |^faults_run: FAILED|^faults_run: the job is still running|^[a-z_]+: .*FAILED|check failed|Segmentation fault|core dumped/) why[nwhy++] = $0
+  if (nwhy < 6 && $0 ~ /^expect\.sh: |^faults_run: FAILED|^faults_run: the job is still running|^faults_run:   pressure io: |^[a-z_]+: .*FAILED|check failed|Segmentation fault|core dumped/) why[nwhy++] = $0
   else if (nwhy < 6 && !busiest && $0 ~ /^faults_run:   busiest: /) { why[nwhy++] = $0; busiest = 1 }
 }
 END { flush() }

@@ -103,6 +103,9 @@ describe_processes() {  # $1: why; false if the job has no process left
 # stall of the machine seen from here.
 late_snapshot() {  # $1: seconds since the last mark
   echo "faults_run: the job is still running $1 s after the last mark; load: $(cat /proc/loadavg)"
+  # Pressure stall information: whether tasks are waiting for the disk (/tmp holds the
+  # launchers' session directories) or for a CPU.
+  for r in io cpu; do [ -r /proc/pressure/$r ] && echo "faults_run:   pressure $r: $(tr '\n' ' ' </proc/pressure/$r)"; done
   ps -eo pid=,ppid=,stat=,ni=,pcpu=,etimes=,comm= --sort=-pcpu 2>/dev/null | head -12 | sed 's/^/faults_run:   busiest: /'
   gdb_timeout=5 describe_processes "still running $1 s after the last mark"
 }
