@@ -11,7 +11,7 @@ function flush(   i) {
 }
 /^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / {
   flush()
-  if ($0 ~ /\*\*\*(Failed|Timeout|Exception)/) { name = $4; if ($0 ~ /Timeout/) why[nwhy++] = "timed out" }
+  if ($0 ~ /\*\*\*(Failed|Timeout|Exception)/) { name = $4; if ($0 ~ /\*\*\*Timeout/) why[nwhy++] = "timed out" }
   next
 }
 /^ *Start +[0-9]+: / || /^The following tests FAILED:/ || /tests passed, [0-9]+ tests failed/ { flush(); next }
