@@ -92,14 +92,15 @@ describe_processes() {  # $1: why; false if the job has no process left
   if [ "${FAULTS_GDB:-1}" != 0 ] && command -v gdb >/dev/null; then
     for p in $procs; do
       echo "faults_run: ---- stacks of process $p ($(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | cut -c1-120))"
-      timeout "${gdb_timeout:-60}" gdb -p "$p" -batch -nx -ex "set pagination off" -ex "thread apply all bt" 2>/dev/null </dev/null |
+      timeout 60 gdb -p "$p" -batch -nx -ex "set pagination off" -ex "thread apply all bt" 2>/dev/null </dev/null |
         grep -E '^(Thread |#)' | sed 's/^/faults_run:   /'
     done
   fi
 }
-# A job still running --within S after its last mark fails; what it and the machine are doing
-# then is printed (in the background, into $out.late) while it is watched on: such a job has
-# ended 37-42 s after its mark about once per whole run, two jobs at the same instant, with no
+# A job still running --within S after its last mark fails; what it and the machine were doing
+# at half that time is printed with the failure (taken in the background, into $out.late, while
+# the job is watched on; no debugger, which would stop the job): such jobs have ended 11-42 s
+# after their mark about once per whole run (two of them once at the same instant) with no
 # stall of the machine seen from here.
 late_snapshot() {  # $1: seconds since the last mark
   echo "faults_run: the job is still running $1 s after the last mark; load: $(cat /proc/loadavg)"
@@ -107,7 +108,7 @@ late_snapshot() {  # $1: seconds since the last mark
   # launchers' session directories) or for a CPU.
   for r in io cpu; do [ -r /proc/pressure/$r ] && echo "faults_run:   pressure $r: $(tr '\n' ' ' </proc/pressure/$r)"; done
   ps -eo pid=,ppid=,stat=,ni=,pcpu=,etimes=,comm= --sort=-pcpu 2>/dev/null | head -12 | sed 's/^/faults_run:   busiest: /'
-  gdb_timeout=5 describe_processes "still running $1 s after the last mark"
+  FAULTS_GDB=0 describe_processes "still running $1 s after the last mark"
 }
 
 # When it can (as root), this script watches at a higher priority than the job, which runs at
@@ -143,7 +144,10 @@ while ! ended; do
     mark=$(grep -Eo 'at t=[0-9]+\.[0-9]+$' "$marks" | cut -d= -f2 | sort -n | tail -1)
     if [ -n "$mark" ]; then
       since=$(fsub "$(fsub "$t" "$mark")" "$(stalled "$mark")")
-      if fgt "$since" "$within"; then late_snapshot "$since" >"$out.late" 2>&1 & late_pid=$!; fi
+      if fgt "$since" "$(awk -v w="$within" 'BEGIN { print w / 2 }')"; then
+        late_snapshot "$since" >"$out.late" 2>&1 &
+        late_pid=$!
+      fi
     fi
   fi
   sleep 0.1
