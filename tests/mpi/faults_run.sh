@@ -140,8 +140,12 @@ while ! ended; do
   prev=$t
   if fgt "$(fsub "$(fsub "$t" "$start")" "$(stalled "$start")")" "$total"; then hung=1; break; fi
   record_descendants
-  if [ -n "$within" ] && [ -z "$late_pid" ] && [ -s "$marks" ]; then
-    mark=$(grep -Eo 'at t=[0-9]+\.[0-9]+$' "$marks" | cut -d= -f2 | sort -n | tail -1)
+  if [ -n "$within" ] && [ -z "$late_pid" ]; then
+    # The marks file, or the job's output when the file is not seen yet (the late jobs of a
+    # loaded run had no snapshot: not understood; the output carries the same marks).
+    src=$marks
+    [ -s "$src" ] || src=$out
+    mark=$(grep -Eo 'at t=[0-9]+\.[0-9]+$' "$src" | cut -d= -f2 | sort -n | tail -1)
     if [ -n "$mark" ]; then
       since=$(fsub "$(fsub "$t" "$mark")" "$(stalled "$mark")")
       if fgt "$since" "$(awk -v w="$within" 'BEGIN { print w / 2 }')"; then
