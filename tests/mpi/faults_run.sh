@@ -73,13 +73,17 @@ alive() {
 }
 
 stacks_and_kill() {  # $1: why
-  describe_processes "$1" && for p in $(job_processes); do kill -KILL "$p" 2>/dev/null; done
-}
-describe_processes() {  # $1: why; false if the job has no process left
   local procs
   procs=$(job_processes)
-  [ -n "$procs" ] || return 1
-  echo "faults_run: $1: processes:"
+  describe_processes "$1" $procs
+  for p in $procs; do kill -KILL "$p" 2>/dev/null; done
+}
+describe_processes() {  # $1: why, then the job's processes (none: nothing printed)
+  local why=$1 procs
+  shift
+  procs=$*
+  [ -n "$procs" ] || return 0
+  echo "faults_run: $why: processes:"
   for p in $procs; do
     echo "faults_run:   $p $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline")"
     for t in /proc/"$p"/task/*; do
@@ -99,16 +103,13 @@ describe_processes() {  # $1: why; false if the job has no process left
 }
 # A job still running --within S after its last mark fails; what it and the machine were doing
 # at half that time is printed with the failure (taken in the background, into $out.late, while
-# the job is watched on; no debugger, which would stop the job): such jobs have ended 11-42 s
-# after their mark about once per whole run (two of them once at the same instant) with no
-# stall of the machine seen from here.
+# the job is watched on; no debugger, which would stop the job).
 late_snapshot() {  # $1: seconds since the last mark
   echo "faults_run: the job is still running $1 s after the last mark; load: $(cat /proc/loadavg)"
-  # Pressure stall information: whether tasks are waiting for the disk (/tmp holds the
-  # launchers' session directories) or for a CPU.
+  # Pressure stall information: whether tasks wait for the disk or for a CPU.
   for r in io cpu; do [ -r /proc/pressure/$r ] && echo "faults_run:   pressure $r: $(tr '\n' ' ' </proc/pressure/$r)"; done
   ps -eo pid=,ppid=,stat=,ni=,pcpu=,etimes=,comm= --sort=-pcpu 2>/dev/null | head -12 | sed 's/^/faults_run:   busiest: /'
-  FAULTS_GDB=0 describe_processes "still running $1 s after the last mark"
+  FAULTS_GDB=0 describe_processes "still running $1 s after the last mark" $(job_processes)
 }
 
 # When it can (as root), this script watches at a higher priority than the job, which runs at
@@ -126,6 +127,18 @@ hung=0
 # lockup", and nothing runs). Such time is not the job's: it is left out of the times measured,
 # each stall with the wall-clock time it ended, so that only those after the last mark count.
 stalls=""
+note_gap() {  # $1: now; a wake more than 2 s after the previous one ($prev) is a stall
+  local gap
+  gap=$(fsub "$1" "$prev")
+  fgt "$gap" 2 && stalls="$stalls $1:$gap" && echo "faults_run: the machine stood still for $gap s" >>"$out.stalls"
+  prev=$1
+}
+# The program's last "at t=SECONDS" mark: from the marks file, else from the job's output.
+last_mark() {
+  local from=$out
+  [ -s "$marks" ] && from=$marks
+  grep -Eo 'at t=[0-9]+\.[0-9]+$' "$from" | cut -d= -f2 | sort -n | tail -1
+}
 stalled() {  # total stall seconds that ended after time $1
   local sum=0 s
   for s in $stalls; do fgt "${s%%:*}" "$1" && sum=$(awk -v a="$sum" -v b="${s#*:}" 'BEGIN { printf "%.3f", a + b }'); done
@@ -135,17 +148,11 @@ prev=$start
 late_pid=""
 while ! ended; do
   t=$(now)
-  gap=$(fsub "$t" "$prev")
-  fgt "$gap" 2 && stalls="$stalls $t:$gap" && echo "faults_run: the machine stood still for $gap s" >>"$out.stalls"
-  prev=$t
+  note_gap "$t"
   if fgt "$(fsub "$(fsub "$t" "$start")" "$(stalled "$start")")" "$total"; then hung=1; break; fi
   record_descendants
   if [ -n "$within" ] && [ -z "$late_pid" ]; then
-    # The marks file, or the job's output when the file is not seen yet (the late jobs of a
-    # loaded run had no snapshot: not understood; the output carries the same marks).
-    src=$marks
-    [ -s "$src" ] || src=$out
-    mark=$(grep -Eo 'at t=[0-9]+\.[0-9]+$' "$src" | cut -d= -f2 | sort -n | tail -1)
+    mark=$(last_mark)
     if [ -n "$mark" ]; then
       since=$(fsub "$(fsub "$t" "$mark")" "$(stalled "$mark")")
       if fgt "$since" "$(awk -v w="$within" 'BEGIN { print w / 2 }')"; then
@@ -159,8 +166,7 @@ done
 end=$(now)
 # The last wait counts too: a stall there (its `sleep 0.1` once returned 19.7 s late, the job
 # having ended in the meantime) was taken for a job ending late (the ~40 s faults failures).
-gap=$(fsub "$end" "$prev")
-fgt "$gap" 2 && stalls="$stalls $end:$gap" && echo "faults_run: the machine stood still for $gap s" >>"$out.stalls"
+note_gap "$end"
 [ -s "$out.stalls" ] && cat "$out.stalls" && rm -f "$out.stalls"
 [ -n "$late_pid" ] && wait "$late_pid"
 failed=0
@@ -176,9 +182,7 @@ wait "$pid"; rc=$?
 cat "$out"
 [ -s "$marks" ] && sed 's/^/faults_run: mark: /' "$marks"
 elapsed=$(fsub "$end" "$start")
-from="$out"
-[ -s "$marks" ] && from="$marks"
-last=$(grep -Eo 'at t=[0-9]+\.[0-9]+$' "$from" | cut -d= -f2 | sort -n | tail -1)
+last=$(last_mark)
 if [ -n "$last" ]; then
   after=$(fsub "$(fsub "$end" "$last")" "$(stalled "$last")")
   echo "faults_run: status $rc after $elapsed s, $after s after the last mark"
