@@ -291,20 +291,24 @@ int session_thread_level(MPI_Session session) {
   return MPI_THREAD_SINGLE;
 }
 
-// A program that starts MPI with a session and no MPI_Init: the protections that do not need
-// MPI_COMM_WORLD start with its first session, at the level that session got. Serialize mode and
-// the hang watchdog are built on MPI_COMM_WORLD: asked for here they stop the program, saying so.
-void start_for_sessions(const Options& o, MPI_Session session) {
+// Serialize mode and the hang watchdog are built on MPI_COMM_WORLD: asked for in a program that
+// starts MPI with a session and no MPI_Init, they stop it, saying so. Before the MPI starts, as
+// for an invalid option: a process that leaves after its MPI connected to the launcher may have
+// its status lost (Hydra 4.2 reports 0 when several processes end without finalizing).
+void refuse_without_world(const Options& o) {
   const char* refused = serialize_mode(o) ? "TSMPI_UNDERLYING_LEVEL" : o.hang_timeout > 0 ? "TSMPI_HANG_TIMEOUT" : nullptr;
-  if (refused) {
-    std::fprintf(stderr,
-                 "tsmpi: %s=%s is refused: this program starts MPI with MPI_Session_init and no MPI_Init, and %s "
-                 "is built on MPI_COMM_WORLD\n",
-                 refused, option_value(o, refused).c_str(),
-                 serialize_mode(o) ? "serialize mode" : "the hang watchdog");
-    std::fflush(stderr);
-    std::exit(2);
-  }
+  if (!refused) return;
+  std::fprintf(stderr,
+               "tsmpi: %s=%s is refused: this program starts MPI with MPI_Session_init and no MPI_Init, and %s "
+               "is built on MPI_COMM_WORLD\n",
+               refused, option_value(o, refused).c_str(), serialize_mode(o) ? "serialize mode" : "the hang watchdog");
+  std::fflush(stderr);
+  std::exit(2);
+}
+
+// A program that starts MPI with a session and no MPI_Init: the protections that do not need
+// MPI_COMM_WORLD start with its first session, at the level that session got.
+void start_for_sessions(const Options& o, MPI_Session session) {
   const int level = session_thread_level(session);
   g_init.tsmpi_provided = g_init.mpi_provided = level;
   matching::start_policy(o, level == MPI_THREAD_MULTIPLE);
@@ -318,6 +322,7 @@ void start_for_sessions(const Options& o, MPI_Session session) {
 
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session) {
   const Options& o = options_or_exit();
+  if (g_init.live_sessions.load() == 0 && !g_init.world_initialized.load()) refuse_without_world(o);
   int rc;
   {
     NestingScope inside(tl_thread);
