@@ -492,11 +492,17 @@ static void run_handover(void) {
 /* ---- each mode's preparation (both ranks), rank 1's side, rank 0's checks ---- */
 static int starts_with(const char* s, const char* prefix) { return !strncmp(s, prefix, strlen(prefix)); }
 
-static void prepare(void) {
+static void prepare(int round) {
   if (starts_with(mode->name, "wait") || !strcmp(mode->name, "test")) {
+    /* Rank 1 sends before the round's barrier: the message is there when rank 0's first thread
+       waits, so its wait ends at once however loaded the machine (a send made after the
+       barrier came more than the second thread's 200 ms later once, and the two waits met). */
     if (rank == 0) {
       recv_val = -1;
       RC(MPI_Irecv(&recv_val, 1, MPI_INT, 1, TAG, comm, &shared_req));
+    } else {
+      int v = 42 + round;
+      RC(MPI_Send(&v, 1, MPI_INT, 0, TAG, comm));
     }
   } else if (!strcmp(mode->name, "free_info")) {
     if (rank == 0) {
@@ -529,10 +535,7 @@ static void peer_side(int round) {
   } else if (!strcmp(n, "barrier_free")) {
     barrier_call(0);
     comm_free_call(1);
-  } else if (starts_with(n, "wait") || !strcmp(n, "test")) {
-    int v = 42 + round;
-    RC(MPI_Send(&v, 1, MPI_INT, 0, TAG, comm));
-  } else if (!strcmp(n, "free_comm")) {
+  } else if (!strcmp(n, "free_comm")) {  /* wait, test: rank 1 sent in prepare() */
     sendrecv_comm_call(0);
     comm_free_call(1);
   } else if (!strcmp(n, "free_type")) {
@@ -599,7 +602,7 @@ int main(int argc, char** argv) {
   omp_init_lock(&omp_lk);
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);  /* inherits MPI_ERRORS_RETURN */
   for (int round = 0; round < mode->rounds; ++round) {
-    prepare();
+    prepare(round);
     /* Rank 1 is in its calls when rank 0's threads make theirs: the first call of the pair
        completes at once, long before the second begins. */
     MPI_Barrier(MPI_COMM_WORLD);
