@@ -163,7 +163,8 @@ def late_handle(row, params, strategy, g):
 def has_work(row):
     """Whether a Fortran call of the function must reach tsmpi: it has something to protect, or
     it is a thread-level query tsmpi answers. The others' PMPI_ slots are left alone."""
-    return row["category"] != "None" or row["family"] == "threadlevel"
+    # MPI_Request_c2f (category None) promotes the thread-rank engine's requests (src/ranks/requests.h).
+    return row["category"] != "None" or row["family"] == "threadlevel" or row["threadcomm"] != "-"
 
 
 def unforwardable(row, params, strategy, norm_type):

@@ -115,9 +115,14 @@ def read_table(path, problems):
             row["ignored_list"] = parse_ignored(row["ignored"], f"{where}: {name}", problems)
             # Every call that takes a communicator, group or message says what it does with a
             # thread-rank one: none may pass such a handle on to the MPI unseen.
+            # The engine's requests likewise (a request it reads: not an output form).
             kinds = {split_handle(h)[0] for h in row["handles_list"]}
-            if row["threadcomm"] == "-" and kinds & {"Comm", "Group", "Message"}:
-                problems.add(f"{where}: {name}: takes a {'/'.join(sorted(kinds & {'Comm', 'Group', 'Message'}))} "
+            if any(split_handle(h)[0] == "Request" and split_handle(h)[1] in ("", "&", "[]", "[]&")
+                   for h in row["handles_list"]):
+                kinds.add("input Request")
+            engine_kinds = kinds & {"Comm", "Group", "Message", "input Request"}
+            if row["threadcomm"] == "-" and engine_kinds:
+                problems.add(f"{where}: {name}: takes a {'/'.join(sorted(engine_kinds))} "
                              f"handle, so its threadcomm column must be engine, complete or refuse")
             row["line"] = where
             rows[name] = row

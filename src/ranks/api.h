@@ -79,6 +79,8 @@ int start(MPI_Request* request);
 int startall(int count, MPI_Request* requests);
 int cancel(MPI_Request* request);
 int request_free(MPI_Request* request);
+// The Fortran handle of a request: the engine's are promoted to an MPI request (requests.h).
+MPI_Fint request_c2f(MPI_Request request);
 
 // Collectives (collectives.cpp). `nonblocking`: the call's request, or nullptr for the blocking form.
 int barrier(MPI_Comm comm, MPI_Request* nonblocking);

@@ -75,6 +75,7 @@ inline int Start(MPI_Request* r) { return api::start(r); }
 inline int Startall(int n, MPI_Request* r) { return api::startall(n, r); }
 inline int Cancel(MPI_Request* r) { return api::cancel(r); }
 inline int Request_free(MPI_Request* r) { return api::request_free(r); }
+inline MPI_Fint Request_c2f(MPI_Request r) { return api::request_c2f(r); }
 
 // ---- collectives ----
 inline int Barrier(MPI_Comm c) { return api::barrier(c, nullptr); }

@@ -404,6 +404,7 @@ int run(Caller& k, const char* call, MPI_Request* nonblocking, int root, Algorit
     return raise(k.c, rc, call);
   }
   Request* r = new_request(k.c, k.m->rank, 1, nonblocking);
+  if (!r) return raise(k.c, MPI_ERR_INTERN, call);
   run_in_background([r, coll, seq, checked, algorithm = std::forward<Algorithm>(algorithm)]() mutable {
     r->err = algorithm(coll);
     if (checked) checks::thread_rank_collective_end(coll.c, seq, coll.me, false);

@@ -1,179 +1,318 @@
-// Completion of requests by a thread-rank (the `complete` rows of the table). The MPI's own test
-// calls do the work (engine requests are generalized requests, completed by whichever thread
-// finishes the operation); between tests the thread polls for messages from other processes
-// and backs off. Persistent operations get their status from the engine.
+// Completion of requests by a thread-rank (the `complete` rows of the table), over arrays that
+// may mix the engine's own requests (requests.h) with the MPI's and MPI_REQUEST_NULL. The
+// engine's are tested by a flag and waited on by a futex (or by polling other processes when
+// their communicator spans several); the MPI's by the MPI's own tests, one request at a time,
+// between which the thread polls and backs off. Semantics as MPI-4.0 §3.7.3-3.7.5: an inactive
+// persistent request counts as MPI_REQUEST_NULL, statuses of such entries are empty, the
+// multiple-completion calls report a failed operation with MPI_ERR_IN_STATUS, and the
+// single-completion calls leave a status's MPI_ERROR field alone.
 #include <vector>
 
 #include "locking/backoff.h"
-#include "matching/mpi_calls.h"
 #include "ranks/api.h"
 #include "ranks/p2p.h"
-#include "ranks/requests.h"
-#include "ranks/transport.h"
+#include "ranks/request_entries.h"
 
 namespace tsmpi::ranks::api {
 
 namespace {
-// The persistent operations among requests, before the call (their handles do not change).
-struct PersistentSnapshot {
-  std::vector<Persistent*> ops;
-  bool any = false;
-  PersistentSnapshot(int n, const MPI_Request* r) {
-    if (!any_persistent()) return;
-    ops.resize(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      ops[static_cast<std::size_t>(i)] = find_persistent(r[i]);
-      any = any || ops[static_cast<std::size_t>(i)];
-    }
-  }
-  void fix(int i, MPI_Status* status) const {
-    if (any && status != MPI_STATUS_IGNORE && ops[static_cast<std::size_t>(i)])
-      persistent_status(ops[static_cast<std::size_t>(i)], status);
-  }
-};
-
-template <class Test>
-int until_done(Test&& test) {
+template <class Poll>
+void until(Poll&& poll) {
   Backoff backoff;
-  for (;;) {
-    int flag = 0;
-    int rc = test(&flag);
-    if (rc != MPI_SUCCESS || flag) return rc;
+  while (!poll()) {
     progress();
     backoff.pause();
   }
 }
 }  // namespace
 
-int test(MPI_Request* request, int* flag, MPI_Status* status) {
-  PersistentSnapshot p(1, request);
-  progress();
-  int rc = mpi::test(request, flag, status);
-  if (*flag) p.fix(0, status);
-  return rc;
-}
+// ---- one request ----------------------------------------------------------------------------
 
 int wait(MPI_Request* request, MPI_Status* status) {
-  PersistentSnapshot p(1, request);
-  int rc = until_done([&](int* flag) { return mpi::test(request, flag, status); });
-  p.fix(0, status);
-  return rc;
+  Entry e = classify(*request);
+  switch (e.what) {
+    case Entry::kNull: empty_status(status); return MPI_SUCCESS;
+    case Entry::kFreed: return freed_request("MPI_Wait");
+    case Entry::kMpi: {
+      int rc = MPI_SUCCESS;
+      until([&] {
+        int flag = 0;
+        rc = test_mpi(e, request, &flag, status);
+        return rc != MPI_SUCCESS || flag;
+      });
+      return rc;
+    }
+    case Entry::kEngine: break;
+  }
+  wait_for(e.r);
+  KeepErrorField keep(status);
+  Comm* c = e.r->comm;
+  return raise(c, finish(e.r, request, status), "MPI_Wait");
+}
+
+int test(MPI_Request* request, int* flag, MPI_Status* status) {
+  Entry e = classify(*request);
+  switch (e.what) {
+    case Entry::kNull: *flag = 1; empty_status(status); return MPI_SUCCESS;
+    case Entry::kFreed: return freed_request("MPI_Test");
+    case Entry::kMpi: progress(); return test_mpi(e, request, flag, status);
+    case Entry::kEngine: break;
+  }
+  *flag = done_now(e.r);
+  if (!*flag) return MPI_SUCCESS;
+  KeepErrorField keep(status);
+  Comm* c = e.r->comm;
+  return raise(c, finish(e.r, request, status), "MPI_Test");
+}
+
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  Entry e = classify(request);
+  switch (e.what) {
+    case Entry::kNull: *flag = 1; empty_status(status); return MPI_SUCCESS;
+    case Entry::kFreed: return freed_request("MPI_Request_get_status");
+    case Entry::kMpi: progress(); return mpi::request_get_status(e.mpi, flag, status);
+    case Entry::kEngine: break;
+  }
+  *flag = done_now(e.r);
+  if (!*flag) return MPI_SUCCESS;
+  KeepErrorField keep(status);
+  return raise(e.r->comm, peek(e.r, status), "MPI_Request_get_status");
+}
+
+// ---- all ------------------------------------------------------------------------------------
+
+int waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
+  std::vector<Entry> e(static_cast<std::size_t>(count));
+  bool mixed = false;
+  for (int i = 0; i < count; ++i) {
+    e[i] = classify(requests[i]);
+    if (e[i].what == Entry::kFreed) return freed_request("MPI_Waitall");
+    mixed = mixed || e[i].what == Entry::kMpi;
+  }
+  // Only the engine's: each one waited for in turn (sleeping when it takes long).
+  if (!mixed)
+    for (auto& x : e)
+      if (x.what == Entry::kEngine) wait_for(x.r);
+  Outcome out;
+  std::vector<char> done(static_cast<std::size_t>(count), 0);
+  until([&] {
+    bool all = true;
+    for (int i = 0; i < count; ++i) {
+      if (done[i]) continue;
+      MPI_Status* st = at(statuses, i);
+      if (e[i].what == Entry::kNull) {
+        empty_status(st);
+        if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
+        done[i] = 1;
+      } else if (e[i].what == Entry::kEngine) {
+        if (!completed(e[i].r)) {
+          all = false;
+          continue;
+        }
+        finish_into(e[i].r, &requests[i], st, out);
+        done[i] = 1;
+      } else {
+        int flag = 0;
+        test_mpi_into(e[i], &requests[i], &flag, st, out);
+        if (flag) done[i] = 1;
+        else all = false;
+      }
+    }
+    return all;
+  });
+  return out.report("MPI_Waitall");
 }
 
 int testall(int count, MPI_Request* requests, int* flag, MPI_Status* statuses) {
-  PersistentSnapshot p(count, requests);
+  std::vector<Entry> e(static_cast<std::size_t>(count));
+  std::vector<MPI_Request> theirs;  // the MPI's requests, tested together
+  std::vector<int> where;
+  for (int i = 0; i < count; ++i) {
+    e[i] = classify(requests[i]);
+    if (e[i].what == Entry::kFreed) return freed_request("MPI_Testall");
+    if (e[i].what == Entry::kMpi) {
+      theirs.push_back(e[i].mpi);
+      where.push_back(i);
+    }
+  }
   progress();
-  int rc = mpi::testall(count, requests, flag, statuses);
-  if (*flag && statuses != MPI_STATUSES_IGNORE)
-    for (int i = 0; i < count; ++i) p.fix(i, &statuses[i]);
-  return rc;
+  // Nothing is modified unless everything has completed (MPI-4.0 §3.7.5).
+  *flag = 0;
+  for (auto& x : e)
+    if (x.what == Entry::kEngine && !completed(x.r)) {
+      if (!theirs.empty()) {  // the MPI's progress, leaving its requests as they are
+        int f = 0;
+        mpi::request_get_status(theirs[0], &f, MPI_STATUS_IGNORE);
+      }
+      return MPI_SUCCESS;
+    }
+  Outcome out;
+  std::vector<MPI_Status> their_statuses(theirs.size());
+  if (!theirs.empty()) {
+    int f = 0;
+    int rc = mpi::testall(static_cast<int>(theirs.size()), theirs.data(), &f,
+                          statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : their_statuses.data());
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return rc;
+    if (!f) return MPI_SUCCESS;
+    for (std::size_t k = 0; k < theirs.size(); ++k) {
+      const int i = where[k];
+      if (theirs[k] == MPI_REQUEST_NULL) requests[i] = MPI_REQUEST_NULL;
+      if (statuses != MPI_STATUSES_IGNORE) {
+        statuses[i] = their_statuses[k];
+        if (rc == MPI_SUCCESS) statuses[i].MPI_ERROR = MPI_SUCCESS;
+        out.failed(statuses[i].MPI_ERROR, nullptr);
+      } else {
+        out.failed(rc, nullptr);
+      }
+    }
+  }
+  *flag = 1;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* st = at(statuses, i);
+    if (e[i].what == Entry::kNull) {
+      empty_status(st);
+      if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
+    } else if (e[i].what == Entry::kEngine) {
+      finish_into(e[i].r, &requests[i], st, out);
+    }
+  }
+  return out.report("MPI_Testall");
 }
 
-int waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
-  PersistentSnapshot p(count, requests);
-  int rc = until_done([&](int* flag) { return mpi::testall(count, requests, flag, statuses); });
-  if (statuses != MPI_STATUSES_IGNORE)
-    for (int i = 0; i < count; ++i) p.fix(i, &statuses[i]);
+// ---- any ------------------------------------------------------------------------------------
+
+namespace {
+// One pass over the array for MPI_Waitany/MPI_Testany: *index is the first completed entry of
+// the engine's, else one of the MPI's; MPI_UNDEFINED when none has completed, and *all_null
+// when every entry is null or inactive.
+int any_pass(MPI_Request* requests, const std::vector<Entry>& e, Theirs& theirs, int* index, bool* all_null,
+             MPI_Status* status, const char* call) {
+  *index = MPI_UNDEFINED;
+  *all_null = false;
+  bool engine_null = true;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    if (e[i].what != Entry::kEngine) continue;
+    engine_null = false;
+    if (!completed(e[i].r)) continue;
+    *index = static_cast<int>(i);
+    KeepErrorField keep(status);
+    Comm* c = e[i].r->comm;
+    return raise(c, finish(e[i].r, &requests[i], status), call);
+  }
+  if (theirs.size() == 0) {
+    *all_null = engine_null;
+    return MPI_SUCCESS;
+  }
+  int k = MPI_UNDEFINED, flag = 0;
+  int rc = mpi::testany(theirs.size(), theirs.h.data(), &k, &flag, status);
+  if (k != MPI_UNDEFINED) {
+    theirs.write_back(k, requests, e);
+    *index = theirs.at[static_cast<std::size_t>(k)];
+    return rc;
+  }
+  *all_null = engine_null && flag;
+  return rc;
+}
+}  // namespace
+
+int waitany(int count, MPI_Request* requests, int* index, MPI_Status* status) {
+  std::vector<Entry> e(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    e[i] = classify(requests[i]);
+    if (e[i].what == Entry::kFreed) return freed_request("MPI_Waitany");
+  }
+  Theirs theirs(e);
+  int rc = MPI_SUCCESS;
+  bool all_null = false;
+  until([&] {
+    rc = any_pass(requests, e, theirs, index, &all_null, status, "MPI_Waitany");
+    return rc != MPI_SUCCESS || all_null || *index != MPI_UNDEFINED;
+  });
+  if (all_null) empty_status(status);
   return rc;
 }
 
 int testany(int count, MPI_Request* requests, int* index, int* flag, MPI_Status* status) {
-  PersistentSnapshot p(count, requests);
+  std::vector<Entry> e(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    e[i] = classify(requests[i]);
+    if (e[i].what == Entry::kFreed) return freed_request("MPI_Testany");
+  }
+  Theirs theirs(e);
   progress();
-  int rc = mpi::testany(count, requests, index, flag, status);
-  if (*flag && *index != MPI_UNDEFINED) p.fix(*index, status);
+  bool all_null = false;
+  int rc = any_pass(requests, e, theirs, index, &all_null, status, "MPI_Testany");
+  *flag = all_null || *index != MPI_UNDEFINED;
+  if (all_null) empty_status(status);
   return rc;
 }
 
-int waitany(int count, MPI_Request* requests, int* index, MPI_Status* status) {
-  PersistentSnapshot p(count, requests);
-  int rc = until_done([&](int* flag) { return mpi::testany(count, requests, index, flag, status); });
-  if (*index != MPI_UNDEFINED) p.fix(*index, status);
+// ---- some -----------------------------------------------------------------------------------
+
+namespace {
+// One pass for MPI_Waitsome/MPI_Testsome: every completed entry, the engine's first.
+int some_pass(MPI_Request* requests, const std::vector<Entry>& e, Theirs& theirs, int* outcount, int* indices,
+              MPI_Status* statuses, const char* call) {
+  Outcome out;
+  int n = 0;
+  bool all_null = true;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    if (e[i].what != Entry::kEngine) continue;
+    all_null = false;
+    if (!completed(e[i].r)) continue;
+    finish_into(e[i].r, &requests[i], at(statuses, n), out);
+    indices[n++] = static_cast<int>(i);
+  }
+  if (theirs.size() > 0) {
+    std::vector<int> idx(static_cast<std::size_t>(theirs.size()));
+    std::vector<MPI_Status> sts(static_cast<std::size_t>(theirs.size()));
+    int got = 0;
+    int rc = mpi::testsome(theirs.size(), theirs.h.data(), &got, idx.data(), sts.data());
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+      *outcount = n;
+      return rc;
+    }
+    if (got != MPI_UNDEFINED) {
+      all_null = false;
+      for (int k = 0; k < got; ++k) {
+        theirs.write_back(idx[k], requests, e);
+        MPI_Status& st = sts[static_cast<std::size_t>(k)];
+        if (rc == MPI_SUCCESS) st.MPI_ERROR = MPI_SUCCESS;
+        out.failed(st.MPI_ERROR, nullptr);
+        if (statuses != MPI_STATUSES_IGNORE) statuses[n] = st;
+        indices[n++] = theirs.at[static_cast<std::size_t>(idx[k])];
+      }
+    }
+  }
+  *outcount = all_null ? MPI_UNDEFINED : n;
+  return out.report(call);
+}
+}  // namespace
+
+int waitsome(int incount, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses) {
+  std::vector<Entry> e(static_cast<std::size_t>(incount));
+  for (int i = 0; i < incount; ++i) {
+    e[i] = classify(requests[i]);
+    if (e[i].what == Entry::kFreed) return freed_request("MPI_Waitsome");
+  }
+  Theirs theirs(e);
+  int rc = MPI_SUCCESS;
+  until([&] {
+    rc = some_pass(requests, e, theirs, outcount, indices, statuses, "MPI_Waitsome");
+    return rc != MPI_SUCCESS || *outcount != 0;
+  });
   return rc;
 }
 
 int testsome(int incount, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses) {
-  PersistentSnapshot p(incount, requests);
-  progress();
-  int rc = mpi::locked([&] { return PMPI_Testsome(incount, requests, outcount, indices, statuses); });
-  if (statuses != MPI_STATUSES_IGNORE && *outcount != MPI_UNDEFINED)
-    for (int i = 0; i < *outcount; ++i) p.fix(indices[i], &statuses[i]);
-  return rc;
-}
-
-int waitsome(int incount, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses) {
-  PersistentSnapshot p(incount, requests);
-  int rc = until_done([&](int* flag) {
-    int r = mpi::locked([&] { return PMPI_Testsome(incount, requests, outcount, indices, statuses); });
-    *flag = *outcount != 0;
-    return r;
-  });
-  if (statuses != MPI_STATUSES_IGNORE && *outcount != MPI_UNDEFINED)
-    for (int i = 0; i < *outcount; ++i) p.fix(indices[i], &statuses[i]);
-  return rc;
-}
-
-int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-  PersistentSnapshot p(1, &request);
-  progress();
-  int rc = mpi::locked([&] { return PMPI_Request_get_status(request, flag, status); });
-  if (*flag) p.fix(0, status);
-  return rc;
-}
-
-#if TSMPI_HAVE_MPI_4_1
-int request_get_status_any(int count, const MPI_Request* requests, int* index, int* flag, MPI_Status* status) {
-  PersistentSnapshot p(count, requests);
-  progress();
-  int rc = mpi::request_get_status_any(count, requests, index, flag, status);
-  if (*flag && *index != MPI_UNDEFINED) p.fix(*index, status);
-  return rc;
-}
-
-int request_get_status_all(int count, const MPI_Request* requests, int* flag, MPI_Status* statuses) {
-  PersistentSnapshot p(count, requests);
-  progress();
-  int rc = mpi::request_get_status_all(count, requests, flag, statuses);
-  if (*flag && statuses != MPI_STATUSES_IGNORE)
-    for (int i = 0; i < count; ++i) p.fix(i, &statuses[i]);
-  return rc;
-}
-
-int request_get_status_some(int incount, const MPI_Request* requests, int* outcount, int* indices,
-                            MPI_Status* statuses) {
-  PersistentSnapshot p(incount, requests);
-  progress();
-  int rc = mpi::request_get_status_some(incount, requests, outcount, indices, statuses);
-  if (statuses != MPI_STATUSES_IGNORE && *outcount != MPI_UNDEFINED)
-    for (int i = 0; i < *outcount; ++i) p.fix(indices[i], &statuses[i]);
-  return rc;
-}
-#endif
-
-int start(MPI_Request* request) {
-  if (Persistent* p = find_persistent(*request)) return persistent_start(p);
-  return mpi::locked([&] { return PMPI_Start(request); });
-}
-
-int startall(int count, MPI_Request* requests) {
-  for (int i = 0; i < count; ++i) {
-    int rc = start(&requests[i]);
-    if (rc != MPI_SUCCESS) return rc;
+  std::vector<Entry> e(static_cast<std::size_t>(incount));
+  for (int i = 0; i < incount; ++i) {
+    e[i] = classify(requests[i]);
+    if (e[i].what == Entry::kFreed) return freed_request("MPI_Testsome");
   }
-  return MPI_SUCCESS;
-}
-
-int cancel(MPI_Request* request) {
-  if (Persistent* p = find_persistent(*request)) {
-    if (p->is_recv) cancel_recv(p->comm, p->me, Channel::kP2P, &p->recv);
-    return MPI_SUCCESS;
-  }
-  return ranks::cancel(request);
-}
-
-int request_free(MPI_Request* request) {
-  if (find_persistent(*request)) return persistent_free(request);
-  return mpi::locked([&] { return PMPI_Request_free(request); });
+  Theirs theirs(e);
+  progress();
+  return some_pass(requests, e, theirs, outcount, indices, statuses, "MPI_Testsome");
 }
 
 }  // namespace tsmpi::ranks::api

@@ -11,7 +11,8 @@
 
 namespace tsmpi::ranks {
 
-enum class Made : std::uint8_t { kFree, kComm, kGroup, kMessage };
+// kRequest: the engine's requests, which have a space of their own (request_space.h).
+enum class Made : std::uint8_t { kFree, kComm, kGroup, kMessage, kRequest };
 
 // A new handle for `object`; 0 when the space is full.
 std::uintptr_t make_handle(Made kind, void* object);

@@ -89,6 +89,7 @@ int isend(const char* call, const void* buf, MPI_Count count, MPI_Datatype type,
   if (int e = check_send(k.c, count, type, dest, tag))
     return k.fail(e, call);
   Request* r = new_request(k.c, k.m->rank, 1, request);
+  if (!r) return k.fail(MPI_ERR_INTERN, call);
   count_send(r);
   int rc = start_send(k.c, k.m->rank, {buf, count, type}, dest, tag, mode, Channel::kP2P, &r->send);
   if (rc != MPI_SUCCESS) {
@@ -126,6 +127,7 @@ int irecv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MP
     return imrecv(buf, count, type, &m, request);
   }
   Request* r = new_request(k.c, k.m->rank, 1, request);
+  if (!r) return k.fail(MPI_ERR_INTERN, "MPI_Irecv");
   count_recv(r);
   return raise(k.c, start_recv(k.c, k.m->rank, source, tag, {buf, count, type}, Channel::kP2P, &r->recv),
                "MPI_Irecv");
@@ -185,6 +187,7 @@ int isendrecv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, i
                            check_recv(k.c, recvcount, recvtype, source, recvtag)}))
     return k.fail(e, "MPI_Isendrecv");
   Request* r = new_request(k.c, k.m->rank, 2, request);
+  if (!r) return k.fail(MPI_ERR_INTERN, "MPI_Isendrecv");
   count_recv(r);
   count_send(r);
   start_recv(k.c, k.m->rank, source, recvtag, {recvbuf, recvcount, recvtype}, Channel::kP2P, &r->recv);
@@ -209,6 +212,10 @@ int isendrecv_replace(void* buf, MPI_Count count, MPI_Datatype type, int dest, i
     return k.rc;
   }
   Request* r = new_request(k.c, k.m->rank, 2, request);
+  if (!r) {
+    std::free(copy);
+    return k.fail(MPI_ERR_INTERN, "MPI_Isendrecv_replace");
+  }
   count_recv(r);
   count_send(r);
   r->on_complete = [copy] { std::free(copy); };
@@ -302,6 +309,10 @@ int imrecv(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message, 
   release_handle(bits);
   *message = MPI_MESSAGE_NULL;
   Request* r = new_request(p->comm, p->dst, 1, request);
+  if (!r) {
+    free_packet(p);
+    return raise(p->comm, MPI_ERR_INTERN, "MPI_Imrecv");
+  }
   count_recv(r);
   long long capacity = packed_bytes({buf, count, type});
   r->recv.buf = {buf, count, type};

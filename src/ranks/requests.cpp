@@ -2,11 +2,11 @@
 
 #include <mutex>
 #include <unordered_map>
-#include <vector>
 
 #include "matching/mpi_calls.h"
 #include "ranks/errors.h"
 #include "ranks/p2p.h"
+#include "ranks/request_space.h"
 
 namespace tsmpi::ranks {
 
@@ -15,42 +15,35 @@ void unref(Request* r) {
   if (r->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete r;
 }
 
-int query_fn(void* extra, MPI_Status* status) {
-  auto* r = static_cast<Request*>(extra);
+void part_of(void* owner) { part_done(static_cast<Request*>(owner)); }
+
+// The generalized requests that stand for promoted requests (MPI_Request_c2f), so that MPI_Cancel
+// on one reaches the operation. Used only once a request has been promoted.
+struct Promotions {
+  std::mutex mu;
+  std::unordered_map<std::uintptr_t, Request*> by_greq;
+  std::atomic<bool> any{false};
+};
+Promotions& promotions() {
+  static Promotions* p = new Promotions;
+  return *p;
+}
+
+int status_of(const Request* r, MPI_Status* status, bool inside_mpi) {
   if (r->has_recv) {
-    r->recv.fill(status, true);
-    return r->recv.r_err != MPI_SUCCESS ? r->recv.r_err : r->err;
+    int err = r->recv.r_err != MPI_SUCCESS ? r->recv.r_err : r->err;
+    set_status(status, r->recv.r_src, r->recv.r_tag, err, r->recv.r_bytes, r->recv.cancelled, inside_mpi);
+    return err;
   }
-  set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, r->err, 0, false, true);
+  set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, r->err, 0, false, inside_mpi);
   return r->err;
 }
 
-int free_fn(void* extra) {
-  unref(static_cast<Request*>(extra));
-  return MPI_SUCCESS;
+void complete_promoted(Request* r) {
+  MPI_Request g = r->promoted.load();
+  if (g == MPI_REQUEST_NULL || r->promoted_completed.exchange(true)) return;
+  mpi::locked([&] { return PMPI_Grequest_complete(g); });
 }
-
-thread_local Request* tl_cancelled = nullptr;  // cancelled inside MPI_Cancel, completed after it
-thread_local bool tl_in_cancel = false;
-
-int cancel_fn(void* extra, int complete) {
-  auto* r = static_cast<Request*>(extra);
-  if (complete || !r->has_recv) return MPI_SUCCESS;
-  Mailbox& mb = r->comm->box(r->me, r->ch);
-  {
-    std::lock_guard g(mb.mu);
-    if (!mb.unpost(&r->recv)) return MPI_SUCCESS;
-  }
-  r->recv.cancelled = true;
-  r->recv.r_src = MPI_ANY_SOURCE;
-  r->recv.r_tag = MPI_ANY_TAG;
-  r->recv.r_bytes = 0;
-  if (tl_in_cancel) tl_cancelled = r;
-  else r->recv.complete();
-  return MPI_SUCCESS;
-}
-
-void recv_done(void* owner) { part_done(static_cast<Request*>(owner)); }
 }  // namespace
 
 Request* new_request(Comm* c, int me, int parts, MPI_Request* out) {
@@ -58,19 +51,23 @@ Request* new_request(Comm* c, int me, int parts, MPI_Request* out) {
   r->comm = c;
   r->me = me;
   r->parts.store(parts, std::memory_order_relaxed);
-  mpi::locked([&] { return PMPI_Grequest_start(query_fn, free_fn, cancel_fn, r, &r->greq); });
-  *out = r->greq;
+  r->handle = make_request_handle(r);
+  if (!r->handle) {
+    delete r;
+    return nullptr;
+  }
+  *out = handle_from_bits<MPI_Request>(r->handle);
   return r;
 }
 
 void count_send(Request* r) {
-  r->send.then = recv_done;
+  r->send.then = part_of;
   r->send.owner = r;
 }
 
 void count_recv(Request* r) {
   r->has_recv = true;
-  r->recv.then = recv_done;
+  r->recv.then = part_of;
   r->recv.owner = r;
 }
 
@@ -78,134 +75,133 @@ void part_done(Request* r) {
   if (r->parts.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   if (r->send.err != MPI_SUCCESS && r->err == MPI_SUCCESS) r->err = r->send.err;
   if (r->on_complete) r->on_complete();
-  MPI_Request g = r->greq;
-  unref(r);  // the MPI's reference keeps it alive until its free_fn
-  mpi::locked([&] { return PMPI_Grequest_complete(g); });
+  r->done.set();
+  // A promotion after this point sees done; one before it is seen here (both seq_cst).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (promotions().any.load(std::memory_order_relaxed)) complete_promoted(r);
+  unref(r);  // the operation's reference; the program's keeps the request until it is finished
 }
 
-int cancel(MPI_Request* request) {
-  tl_in_cancel = true;
-  tl_cancelled = nullptr;
-  int rc = mpi::locked([&] { return PMPI_Cancel(request); });
-  tl_in_cancel = false;
-  if (Request* r = tl_cancelled) {
-    tl_cancelled = nullptr;
-    r->recv.complete();
+Request* request_of(MPI_Request h) {
+  if (!requests_made()) return nullptr;
+  return find_request(handle_bits(h));
+}
+
+bool is_engine_request(MPI_Request h) { return requests_made() && in_request_space(handle_bits(h)); }
+
+int finish(Request* r, MPI_Request* h, MPI_Status* status) {
+  int err = status_of(r, status, false);
+  if (r->persistent) {
+    r->active = false;
+    return err;
   }
-  return rc;
+  release_request_handle(r->handle);
+  *h = MPI_REQUEST_NULL;
+  unref(r);
+  return err;
 }
 
-// ---- persistent operations -----------------------------------------------------------------
+int peek(Request* r, MPI_Status* status) { return status_of(r, status, false); }
 
-namespace {
-struct PersistentTable {
-  std::mutex mu;
-  std::unordered_map<std::uintptr_t, Persistent*> by_request;
-  std::vector<int> free_tags;
-  int next_tag = 1;
-  std::atomic<int> live{0};
-  MPI_Comm self = MPI_COMM_NULL;
-};
-PersistentTable& table() {
-  static PersistentTable* t = new PersistentTable;
-  return *t;
+void release(Request* r, MPI_Request* h) {
+  release_request_handle(r->handle);
+  *h = MPI_REQUEST_NULL;
+  unref(r);
 }
 
-void signal(void* owner) {
-  auto* p = static_cast<Persistent*>(owner);
-  PersistentTable& t = table();
-  p->active.store(false, std::memory_order_release);
-  mpi::locked([&] { return PMPI_Send(nullptr, 0, MPI_BYTE, 0, p->signal_tag, t.self); });
+void cancel(Request* r) {
+  if (!r->has_recv || r->done.is()) return;
+  cancel_recv(r->comm, r->me, Channel::kP2P, &r->recv);
 }
-}  // namespace
+
+void wait_for(Request* r) { wait_done(r->done, r->comm ? r->comm->family : nullptr); }
 
 int persistent_init(Comm* c, int me, bool is_recv, const TypedBuffer& b, int peer, int tag, SendMode mode,
                     MPI_Request* out) {
-  PersistentTable& t = table();
-  auto* p = new Persistent;
-  p->comm = c;
-  p->me = me;
-  p->is_recv = is_recv;
-  p->buf = b;
-  p->peer = peer;
-  p->tag = tag;
-  p->mode = mode;
-  {
-    std::lock_guard g(t.mu);
-    if (t.self == MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_dup(MPI_COMM_SELF, &t.self); });
-    if (!t.free_tags.empty()) {
-      p->signal_tag = t.free_tags.back();
-      t.free_tags.pop_back();
-    } else {
-      p->signal_tag = t.next_tag++;
-    }
+  auto* r = new Request;
+  r->comm = c;
+  r->me = me;
+  r->persistent = true;
+  r->refs.store(1, std::memory_order_relaxed);  // the program's; each start adds the operation's
+  r->buf = b;
+  r->peer = peer;
+  r->tag = tag;
+  r->mode = mode;
+  if (is_recv) count_recv(r);
+  else count_send(r);
+  r->handle = make_request_handle(r);
+  if (!r->handle) {
+    delete r;
+    return MPI_ERR_INTERN;
   }
-  int rc = mpi::locked([&] { return PMPI_Recv_init(nullptr, 0, MPI_BYTE, 0, p->signal_tag, t.self, &p->real); });
-  if (rc != MPI_SUCCESS) {
-    delete p;
-    return rc;
-  }
-  p->send.then = signal;
-  p->send.owner = p;
-  p->recv.then = signal;
-  p->recv.owner = p;
-  {
-    std::lock_guard g(t.mu);
-    t.by_request[handle_bits(p->real)] = p;
-  }
-  t.live.fetch_add(1, std::memory_order_release);
-  *out = p->real;
+  *out = handle_from_bits<MPI_Request>(r->handle);
   return MPI_SUCCESS;
 }
 
-bool any_persistent() { return table().live.load(std::memory_order_acquire) != 0; }
-
-Persistent* find_persistent(MPI_Request r) {
-  if (!any_persistent() || r == MPI_REQUEST_NULL) return nullptr;
-  PersistentTable& t = table();
-  std::lock_guard g(t.mu);
-  auto it = t.by_request.find(handle_bits(r));
-  return it == t.by_request.end() ? nullptr : it->second;
+int persistent_start(Request* r) {
+  if (r->active) return MPI_ERR_REQUEST;  // MPI_Start on an active request is erroneous
+  r->active = true;
+  r->err = MPI_SUCCESS;
+  r->parts.store(1, std::memory_order_relaxed);
+  r->done.reset();
+  r->send.done.reset();
+  r->send.err = MPI_SUCCESS;
+  r->recv.done.reset();
+  r->refs.fetch_add(1, std::memory_order_relaxed);
+  if (r->has_recv) return start_recv(r->comm, r->me, r->peer, r->tag, r->buf, Channel::kP2P, &r->recv);
+  int rc = start_send(r->comm, r->me, r->buf, r->peer, r->tag, r->mode, Channel::kP2P, &r->send);
+  if (rc != MPI_SUCCESS) {
+    r->send.err = rc;
+    r->send.complete();
+  }
+  return MPI_SUCCESS;
 }
 
-int persistent_start(Persistent* p) {
-  int rc = mpi::locked([&] { return PMPI_Start(&p->real); });
-  if (rc != MPI_SUCCESS) return rc;
-  p->active.store(true, std::memory_order_release);
-  p->send.done.reset();
-  p->recv.done.reset();
-  if (p->is_recv) return start_recv(p->comm, p->me, p->peer, p->tag, p->buf, Channel::kP2P, &p->recv);
-  return start_send(p->comm, p->me, p->buf, p->peer, p->tag, p->mode, Channel::kP2P, &p->send);
-}
+// ---- promotion (MPI_Request_c2f) -----------------------------------------------------------
 
-int persistent_free(MPI_Request* r) {
-  PersistentTable& t = table();
-  Persistent* p = nullptr;
+namespace {
+int query_fn(void* extra, MPI_Status* status) { return status_of(static_cast<Request*>(extra), status, true); }
+
+int free_fn(void* extra) {
+  auto* r = static_cast<Request*>(extra);
   {
-    std::lock_guard g(t.mu);
-    auto it = t.by_request.find(handle_bits(*r));
-    // Freeing an active one would leave the engine completing freed memory: refused.
-    if (it != t.by_request.end() && it->second->active.load(std::memory_order_acquire))
-      return raise(it->second->comm, MPI_ERR_REQUEST,
-                   "MPI_Request_free (an active persistent request of a thread-rank communicator: complete it first)");
-    if (it != t.by_request.end()) {
-      p = it->second;
-      t.by_request.erase(it);
-      t.free_tags.push_back(p->signal_tag);
-    }
+    Promotions& p = promotions();
+    std::lock_guard g(p.mu);
+    p.by_greq.erase(handle_bits(r->promoted.load()));
   }
-  int rc = mpi::locked([&] { return PMPI_Request_free(r); });
-  if (p) {
-    t.live.fetch_sub(1, std::memory_order_release);
-    delete p;
-  }
-  return rc;
+  release_request_handle(r->handle);
+  unref(r);  // the program's reference, which the generalized request took over
+  return MPI_SUCCESS;
 }
 
-void persistent_status(Persistent* p, MPI_Status* status) {
-  if (status == MPI_STATUS_IGNORE) return;
-  if (p->is_recv) p->recv.fill(status);
-  else set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, p->send.err, 0, false);
+int cancel_fn(void* extra, int complete) {
+  if (!complete) cancel(static_cast<Request*>(extra));
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+MPI_Request promote(Request* r) {
+  if (MPI_Request g = r->promoted.load(); g != MPI_REQUEST_NULL) return g;
+  Promotions& p = promotions();
+  p.any.store(true, std::memory_order_seq_cst);
+  MPI_Request g = MPI_REQUEST_NULL;
+  mpi::locked([&] { return PMPI_Grequest_start(query_fn, free_fn, cancel_fn, r, &g); });
+  {
+    std::lock_guard lk(p.mu);
+    p.by_greq[handle_bits(g)] = r;
+  }
+  r->promoted.store(g);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (r->done.is()) complete_promoted(r);
+  return g;
+}
+
+Request* promoted_request(MPI_Request g) {
+  Promotions& p = promotions();
+  if (!p.any.load(std::memory_order_relaxed)) return nullptr;
+  std::lock_guard lk(p.mu);
+  auto it = p.by_greq.find(handle_bits(g));
+  return it == p.by_greq.end() ? nullptr : it->second;
 }
 
 }  // namespace tsmpi::ranks

@@ -1,9 +1,10 @@
-// Nonblocking operations of thread-ranks as MPI requests. A started operation is handed to the
-// program as an MPI generalized request, completed when the engine completes the operation, so
-// the MPI's own wait and test calls work on arrays that mix them with ordinary requests. A
-// persistent operation is a persistent receive of an empty message on a private communicator of
-// the process: MPI_Start starts both, and the engine sends that empty message when the operation
-// completes; the status is then filled from the operation (completion.cpp).
+// Nonblocking operations of thread-ranks as the engine's own requests: a handle from the request
+// space (request_space.h), completed by whichever thread finishes the operation (a flag set, a
+// sleeper woken), tested and freed by the program's calls with no MPI call at all
+// (completion.cpp). Arrays that mix them with the MPI's requests are split there.
+// A request handed to the MPI's Fortran binding (MPI_Request_c2f, which Open MPI's binding calls
+// on every request it returns) is promoted: an MPI generalized request stands for it, completed
+// when it completes, so Fortran's own handle conversions and tests keep working.
 #pragma once
 #include <mpi.h>
 
@@ -19,18 +20,33 @@ namespace tsmpi::ranks {
 struct Request {
   Comm* comm = nullptr;
   int me = 0;
-  Channel ch = Channel::kP2P;
+  std::uintptr_t handle = 0;  // what the program holds
   bool has_recv = false;
   SendOp send;
   RecvOp recv;
-  MPI_Request greq = MPI_REQUEST_NULL;
   std::atomic<int> parts{1};  // operations left before the request completes
-  std::atomic<int> refs{2};   // the MPI's (free_fn) and the engine's (completion)
-  int err = MPI_SUCCESS;      // of a send part or a collective
+  // The program's handle and the operation in flight (and a promoted generalized request's
+  // free_fn) each hold one reference.
+  std::atomic<int> refs{2};
+  Done done;                   // every part has completed
+  int err = MPI_SUCCESS;       // of a send part or a collective
   std::function<void()> on_complete;  // collectives: release what the operation held
+
+  // Persistent operations (MPI_Send_init, MPI_Recv_init, ...): started by MPI_Start.
+  bool persistent = false;
+  bool active = false;  // started and not yet completed by a wait or test
+  TypedBuffer buf;
+  int peer = 0, tag = 0;
+  SendMode mode = SendMode::kStandard;
+
+  // The generalized request that stands for it (promote), completed once: by whichever of the
+  // operation's completion and the promotion comes second.
+  std::atomic<MPI_Request> promoted{MPI_REQUEST_NULL};
+  std::atomic<bool> promoted_completed{false};
 };
 
-// A request with `parts` operations to complete; *out is the program's handle.
+// A request with `parts` operations to complete; *out is the program's handle. nullptr (and
+// *out untouched) when no handle is left.
 Request* new_request(Comm* c, int me, int parts, MPI_Request* out);
 // Hooks a request's send or receive operation so that its completion counts as one part.
 void count_send(Request* r);
@@ -38,31 +54,33 @@ void count_recv(Request* r);
 // One part of r has completed (for operations without a SendOp/RecvOp: collectives).
 void part_done(Request* r);
 
-// MPI_Cancel on a request of a thread-rank: cancels a posted receive; the generalized request is
-// completed after the MPI's cancel returns (MPICH asserts if it is completed inside it).
-int cancel(MPI_Request* request);
+// The engine's request behind a handle, or nullptr.
+Request* request_of(MPI_Request h);
+// True when h is a handle of the request space (live or released).
+bool is_engine_request(MPI_Request h);
 
-struct Persistent {
-  Comm* comm = nullptr;
-  int me = 0;
-  bool is_recv = false;
-  TypedBuffer buf;
-  int peer = 0, tag = 0;
-  SendMode mode = SendMode::kStandard;
-  MPI_Request real = MPI_REQUEST_NULL;
-  int signal_tag = 0;
-  SendOp send;
-  RecvOp recv;
-  std::atomic<bool> active{false};  // started and not yet complete
-};
+// Whether r has completed (its operation is over), without waiting.
+inline bool completed(const Request* r) { return r->done.is(); }
+// Ends a completed request as a wait or test does: its status, its handle released (*h becomes
+// MPI_REQUEST_NULL) unless it is persistent (then inactive). Returns the operation's error.
+int finish(Request* r, MPI_Request* h, MPI_Status* status);
+// The status a completed request would give, leaving it as it is (MPI_Request_get_status).
+int peek(Request* r, MPI_Status* status);
+// MPI_Request_free: the handle goes now, the request when its operation completes.
+void release(Request* r, MPI_Request* h);
+// MPI_Cancel: cancels a posted receive (completed as cancelled); a send is not cancelled.
+void cancel(Request* r);
+// Waits for r's completion (polling other processes when its communicator spans several).
+void wait_for(Request* r);
+
+// Persistent operations.
 int persistent_init(Comm* c, int me, bool is_recv, const TypedBuffer& b, int peer, int tag, SendMode mode,
                     MPI_Request* out);
-// The persistent operation behind a request, or nullptr.
-Persistent* find_persistent(MPI_Request r);
-bool any_persistent();
-int persistent_start(Persistent* p);
-int persistent_free(MPI_Request* r);
-// Fills the status of a completed persistent request from its operation.
-void persistent_status(Persistent* p, MPI_Status* status);
+int persistent_start(Request* r);
+
+// MPI_Request_c2f: the MPI request that stands for r (made on first use).
+MPI_Request promote(Request* r);
+// The engine's request a promoted generalized request stands for, or nullptr.
+Request* promoted_request(MPI_Request g);
 
 }  // namespace tsmpi::ranks

@@ -6,6 +6,8 @@
 #include "ranks/comm.h"
 #include "ranks/errors.h"
 #include "ranks/handle_space.h"
+#include "ranks/request_space.h"
+#include "ranks/requests.h"
 #include "runtime/activation.h"
 #include "runtime/function_table.h"
 #include "runtime/handles.h"
@@ -33,8 +35,26 @@ std::uintptr_t read_bits(const HandleArg& h) {
   }
 }
 
+// The first of the engine's requests among a call's input requests (a handle or an array), or 0.
+std::uintptr_t engine_request(const CallArgs& args) {
+  if (!requests_made()) return 0;
+  for (int i = 0; i < args.handle_count; ++i) {
+    const HandleArg& h = args.handles[i];
+    if (h.kind != Kind::Request || !h.where) continue;
+    if (h.use != Use::In && h.use != Use::InOut && h.use != Use::ArrayIn && h.use != Use::ArrayInOut) continue;
+    const auto* r = static_cast<const MPI_Request*>(h.where);
+    for (int k = 0; k < h.count; ++k)
+      if (in_request_space(handle_bits(r[k]))) return handle_bits(r[k]);
+  }
+  return 0;
+}
+
 // The first engine handle among the call's input handles (kind set), or 0.
 std::uintptr_t engine_argument(const CallArgs& args, Made* kind) {
+  if (std::uintptr_t bits = engine_request(args)) {
+    *kind = Made::kRequest;
+    return bits;
+  }
   if (!ever_made() && !asp::live()) return 0;
   for (int i = 0; i < args.handle_count; ++i) {
     const HandleArg& h = args.handles[i];
@@ -54,7 +74,8 @@ std::uintptr_t engine_argument(const CallArgs& args, Made* kind) {
 
 bool routes(fn::Id id, const CallArgs& args, int depth) {
   switch (kFunctions[id].threadcomm) {
-    case ThreadRanks::kComplete: return tl_regions > 0 && depth == 0;
+    // Also from a thread that is not a rank, when the engine's requests are among the arguments.
+    case ThreadRanks::kComplete: return depth == 0 && (tl_regions > 0 || engine_request(args) != 0);
     case ThreadRanks::kEngine: {
       Made k;
       return engine_argument(args, &k) != 0;
@@ -71,6 +92,14 @@ bool refuses(fn::Id id, const CallArgs& args, int* rc) {
   if (k == Made::kComm && !c) {  // a freed communicator
     *rc = raise(nullptr, MPI_ERR_COMM, kFunctions[id].name);
     return true;
+  }
+  if (k == Made::kRequest) {
+    Request* r = request_of(handle_from_bits<MPI_Request>(bits));
+    if (!r) {  // a freed request
+      *rc = raise(nullptr, MPI_ERR_REQUEST, kFunctions[id].name);
+      return true;
+    }
+    c = r->comm;
   }
   *rc = raise(c, unsupported_code(kFunctions[id].name), kFunctions[id].name);
   return true;

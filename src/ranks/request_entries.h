@@ -1,0 +1,144 @@
+// What the request calls of thread-ranks (completion.cpp, request_status.cpp,
+// request_control.cpp) share: an entry of a request array as the engine sees it (null or
+// inactive, the engine's, the MPI's, freed), the MPI's entries of an array handed to the MPI's
+// own multiple-completion calls, and MPI-4.0 §3.7's statuses and error reporting.
+#pragma once
+#include <mpi.h>
+
+#include <vector>
+
+#include "matching/mpi_calls.h"
+#include "ranks/errors.h"
+#include "ranks/requests.h"
+#include "ranks/transport.h"
+
+namespace tsmpi::ranks::api {
+
+// What one entry of a request array is.
+struct Entry {
+  enum What { kNull, kEngine, kMpi, kFreed } what = kNull;
+  Request* r = nullptr;        // kEngine; also an inactive persistent request (kNull)
+  MPI_Request mpi = MPI_REQUEST_NULL;  // kMpi: the MPI's request (a promoted one's stand-in)
+  bool stand_in = false;       // mpi stands for an engine request (the program holds the engine's handle)
+};
+
+inline Entry classify(MPI_Request h) {
+  Entry e;
+  if (h == MPI_REQUEST_NULL) return e;
+  if (!is_engine_request(h)) {
+    e.what = Entry::kMpi;
+    e.mpi = h;
+    return e;
+  }
+  e.r = request_of(h);
+  if (!e.r) {
+    e.what = Entry::kFreed;
+    return e;
+  }
+  if (MPI_Request g = e.r->promoted.load(); g != MPI_REQUEST_NULL) {
+    e.what = Entry::kMpi;
+    e.mpi = g;
+    e.stand_in = true;
+    return e;
+  }
+  if (e.r->persistent && !e.r->active) return e;  // inactive: as MPI_REQUEST_NULL
+  e.what = Entry::kEngine;
+  return e;
+}
+
+// MPI-4.0 §3.7.3: the status of a null or inactive request.
+inline void empty_status(MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE) return;
+  const int keep = status->MPI_ERROR;
+  set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
+  status->MPI_ERROR = keep;
+}
+
+// Single-completion calls do not touch MPI_ERROR (MPI-4.0 §3.2.5).
+struct KeepErrorField {
+  MPI_Status* status;
+  int value;
+  explicit KeepErrorField(MPI_Status* s) : status(s), value(s != MPI_STATUS_IGNORE ? s->MPI_ERROR : 0) {}
+  ~KeepErrorField() {
+    if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = value;
+  }
+};
+
+inline MPI_Status* at(MPI_Status* statuses, int i) {
+  return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+inline int freed_request(const char* call) { return raise(nullptr, MPI_ERR_REQUEST, call); }
+
+// Tests an MPI request of an array (a stand-in through its own variable, the program's entry
+// becoming MPI_REQUEST_NULL with it).
+inline int test_mpi(const Entry& e, MPI_Request* h, int* flag, MPI_Status* status) {
+  if (!e.stand_in) return mpi::test(h, flag, status);
+  MPI_Request g = e.mpi;
+  int rc = mpi::test(&g, flag, status);
+  if (*flag && g == MPI_REQUEST_NULL) *h = MPI_REQUEST_NULL;
+  return rc;
+}
+
+inline bool done_now(Request* r) {
+  if (completed(r)) return true;
+  progress();
+  return completed(r);
+}
+
+// Records a completed operation's error for the multiple-completion calls.
+struct Outcome {
+  int rc = MPI_SUCCESS;     // MPI_ERR_IN_STATUS once an operation failed
+  Comm* comm = nullptr;     // whose handler hears of it (an engine request's), if any
+  bool raised = false;      // an MPI request's failure, already raised by the MPI
+  void failed(int err, Comm* c) {
+    if (err == MPI_SUCCESS) return;
+    rc = MPI_ERR_IN_STATUS;
+    if (c && !comm) comm = c;
+    if (!c) raised = true;
+  }
+  int report(const char* call) const {
+    if (rc == MPI_SUCCESS) return rc;
+    if (comm) return raise(comm, rc, call);
+    return rc;
+  }
+};
+
+// An engine request's completion inside a multiple-completion call: its status with MPI_ERROR.
+inline int finish_into(Request* r, MPI_Request* h, MPI_Status* status, Outcome& out) {
+  Comm* c = r->comm;
+  int err = finish(r, h, status);
+  if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = err;
+  out.failed(err, c);
+  return err;
+}
+inline int test_mpi_into(const Entry& e, MPI_Request* h, int* flag, MPI_Status* status, Outcome& out) {
+  int rc = test_mpi(e, h, flag, status);
+  if (rc != MPI_SUCCESS) *flag = 1;  // a failed request is complete (MPI-4.0 §9.3)
+  if (*flag && status != MPI_STATUS_IGNORE) status->MPI_ERROR = rc;
+  out.failed(rc, nullptr);
+  return rc;
+}
+
+// The MPI's requests of an array, handed to the MPI's own multiple-completion calls (which know
+// an inactive persistent request of theirs from a completed one; a test of one at a time does not).
+struct Theirs {
+  std::vector<MPI_Request> h;  // their handles (a stand-in's generalized request)
+  std::vector<int> at;         // where each is in the program's array
+  explicit Theirs(const std::vector<Entry>& e) {
+    for (std::size_t i = 0; i < e.size(); ++i)
+      if (e[i].what == Entry::kMpi) {
+        h.push_back(e[i].mpi);
+        at.push_back(static_cast<int>(i));
+      }
+  }
+  int size() const { return static_cast<int>(h.size()); }
+  // The program's entry after the MPI changed their k-th handle (freed: MPI_REQUEST_NULL).
+  void write_back(int k, MPI_Request* requests, const std::vector<Entry>& e) const {
+    const int i = at[static_cast<std::size_t>(k)];
+    if (!e[static_cast<std::size_t>(i)].stand_in) requests[i] = h[static_cast<std::size_t>(k)];
+    else if (h[static_cast<std::size_t>(k)] == MPI_REQUEST_NULL) requests[i] = MPI_REQUEST_NULL;
+  }
+};
+
+}  // namespace tsmpi::ranks::api
