@@ -1,7 +1,9 @@
 ! f_address_space: several MPI processes in one address space from Fortran (tsmpirun -asp K).
 ! The program initializes MPI at MPIX_THREAD_ATTACH_LEVEL (include/tsmpif.h); each of K OpenMP
 ! threads attaches to its own MPI process and, as that process, checks its rank and size in
-! MPI_COMM_WORLD, MPI_Initialized, a ring MPI_Sendrecv, MPI_Allreduce, MPI_Bcast and
+! MPI_COMM_WORLD, MPI_Initialized, a ring MPI_Sendrecv, the same ring nonblocking (MPI_Irecv,
+! MPI_Isend and MPI_Waitall with statuses; MPI_Irecv completed by an MPI_Test loop, MPI_Isend by
+! MPI_Wait: on Open MPI every request crosses MPI_Request_c2f/f2c), MPI_Allreduce, MPI_Bcast and
 ! MPI_Barrier, then calls MPI_Finalize for its process.
 ! Prints "f_address_space: rank R: ok" (or FAILED) per MPI process.
 #include "binding.h"
@@ -38,9 +40,11 @@ contains
 
   integer function as_process(index) result(bad)
     integer, intent(in) :: index
-    integer :: rank, size, ierr2, got, total, root_value, expect
-    logical :: init
+    integer :: rank, size, ierr2, got, total, root_value, expect, got2, spins
+    logical :: init, done
     T_STATUS(st)
+    T_STATUSES(sts, 2)
+    T_REQUEST :: reqs(2), req
     bad = 0
     call MPI_Initialized(init, ierr2)
     if (init) bad = bad + 1                      ! not attached yet
@@ -54,6 +58,26 @@ contains
     call MPI_Sendrecv(rank, 1, MPI_INTEGER, mod(rank + 1, size), 5, got, 1, MPI_INTEGER, &
                       mod(rank + size - 1, size), 5, MPI_COMM_WORLD, st, ierr2)
     if (got /= mod(rank + size - 1, size) .or. ST_SOURCE(st) /= got) bad = bad + 1
+    got2 = -1
+    call MPI_Irecv(got2, 1, MPI_INTEGER, mod(rank + size - 1, size), 6, MPI_COMM_WORLD, reqs(1), ierr2)
+    call MPI_Isend(rank, 1, MPI_INTEGER, mod(rank + 1, size), 6, MPI_COMM_WORLD, reqs(2), ierr2)
+    call MPI_Waitall(2, reqs, sts, ierr2)
+    if (ierr2 /= MPI_SUCCESS .or. got2 /= mod(rank + size - 1, size)) bad = bad + 1
+    if (STS_SOURCE(sts, 1) /= got2 .or. STS_TAG(sts, 1) /= 6) bad = bad + 1
+    if (.not. HANDLE_EQ(reqs(1), MPI_REQUEST_NULL) .or. .not. HANDLE_EQ(reqs(2), MPI_REQUEST_NULL)) bad = bad + 1
+    got2 = -1
+    call MPI_Irecv(got2, 1, MPI_INTEGER, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, req, ierr2)
+    call MPI_Isend(rank + 100, 1, MPI_INTEGER, mod(rank + 1, size), 7, MPI_COMM_WORLD, reqs(2), ierr2)
+    done = .false.
+    spins = 0
+    do while (.not. done .and. spins < 10000000)
+      call MPI_Test(req, done, st, ierr2)
+      spins = spins + 1
+    end do
+    if (.not. done .or. got2 /= 100 + mod(rank + size - 1, size) .or. ST_SOURCE(st) /= mod(rank + size - 1, size)) &
+      bad = bad + 1
+    call MPI_Wait(reqs(2), MPI_STATUS_IGNORE, ierr2)
+    if (ierr2 /= MPI_SUCCESS .or. .not. HANDLE_EQ(reqs(2), MPI_REQUEST_NULL)) bad = bad + 1
     call MPI_Allreduce(rank, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr2)
     if (total /= size * (size - 1) / 2) bad = bad + 1
     root_value = 1000 + rank
