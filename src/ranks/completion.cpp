@@ -82,13 +82,11 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 // ---- all ------------------------------------------------------------------------------------
 
 int waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
-  std::vector<Entry> e(static_cast<std::size_t>(count));
+  bool freed;
+  const std::vector<Entry> e = classify_all(count, requests, &freed);
+  if (freed) return freed_request("MPI_Waitall");
   bool mixed = false;
-  for (int i = 0; i < count; ++i) {
-    e[i] = classify(requests[i]);
-    if (e[i].what == Entry::kFreed) return freed_request("MPI_Waitall");
-    mixed = mixed || e[i].what == Entry::kMpi;
-  }
+  for (auto& x : e) mixed = mixed || x.what == Entry::kMpi;
   // Only the engine's: each one waited for in turn (sleeping when it takes long).
   if (!mixed)
     for (auto& x : e)
@@ -124,46 +122,38 @@ int waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
 }
 
 int testall(int count, MPI_Request* requests, int* flag, MPI_Status* statuses) {
-  std::vector<Entry> e(static_cast<std::size_t>(count));
-  std::vector<MPI_Request> theirs;  // the MPI's requests, tested together
-  std::vector<int> where;
-  for (int i = 0; i < count; ++i) {
-    e[i] = classify(requests[i]);
-    if (e[i].what == Entry::kFreed) return freed_request("MPI_Testall");
-    if (e[i].what == Entry::kMpi) {
-      theirs.push_back(e[i].mpi);
-      where.push_back(i);
-    }
-  }
+  bool freed;
+  const std::vector<Entry> e = classify_all(count, requests, &freed);
+  if (freed) return freed_request("MPI_Testall");
+  Theirs theirs(e);  // tested together by the MPI's MPI_Testall
   progress();
   // Nothing is modified unless everything has completed (MPI-4.0 §3.7.5).
   *flag = 0;
   for (auto& x : e)
     if (x.what == Entry::kEngine && !completed(x.r)) {
-      if (!theirs.empty()) {  // the MPI's progress, leaving its requests as they are
+      if (theirs.size() > 0) {  // the MPI's progress, leaving its requests as they are
         int f = 0;
-        mpi::request_get_status(theirs[0], &f, MPI_STATUS_IGNORE);
+        mpi::request_get_status(theirs.h[0], &f, MPI_STATUS_IGNORE);
       }
       return MPI_SUCCESS;
     }
   Outcome out;
-  std::vector<MPI_Status> their_statuses(theirs.size());
-  if (!theirs.empty()) {
+  if (theirs.size() > 0) {
+    std::vector<MPI_Status> sts(theirs.h.size());
     int f = 0;
-    int rc = mpi::testall(static_cast<int>(theirs.size()), theirs.data(), &f,
-                          statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : their_statuses.data());
+    int rc = mpi::testall(theirs.size(), theirs.h.data(), &f, statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : sts.data());
     if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return rc;
     if (!f) return MPI_SUCCESS;
-    for (std::size_t k = 0; k < theirs.size(); ++k) {
-      const int i = where[k];
-      if (theirs[k] == MPI_REQUEST_NULL) requests[i] = MPI_REQUEST_NULL;
-      if (statuses != MPI_STATUSES_IGNORE) {
-        statuses[i] = their_statuses[k];
-        if (rc == MPI_SUCCESS) statuses[i].MPI_ERROR = MPI_SUCCESS;
-        out.failed(statuses[i].MPI_ERROR, nullptr);
-      } else {
+    for (int k = 0; k < theirs.size(); ++k) {
+      theirs.write_back(k, requests, e);
+      if (statuses == MPI_STATUSES_IGNORE) {
         out.failed(rc, nullptr);
+        continue;
       }
+      MPI_Status& st = statuses[theirs.at[static_cast<std::size_t>(k)]];
+      st = sts[static_cast<std::size_t>(k)];
+      if (rc == MPI_SUCCESS) st.MPI_ERROR = MPI_SUCCESS;
+      out.failed(st.MPI_ERROR, nullptr);
     }
   }
   *flag = 1;
@@ -216,11 +206,9 @@ int any_pass(MPI_Request* requests, const std::vector<Entry>& e, Theirs& theirs,
 }  // namespace
 
 int waitany(int count, MPI_Request* requests, int* index, MPI_Status* status) {
-  std::vector<Entry> e(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) {
-    e[i] = classify(requests[i]);
-    if (e[i].what == Entry::kFreed) return freed_request("MPI_Waitany");
-  }
+  bool freed;
+  const std::vector<Entry> e = classify_all(count, requests, &freed);
+  if (freed) return freed_request("MPI_Waitany");
   Theirs theirs(e);
   int rc = MPI_SUCCESS;
   bool all_null = false;
@@ -233,11 +221,9 @@ int waitany(int count, MPI_Request* requests, int* index, MPI_Status* status) {
 }
 
 int testany(int count, MPI_Request* requests, int* index, int* flag, MPI_Status* status) {
-  std::vector<Entry> e(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) {
-    e[i] = classify(requests[i]);
-    if (e[i].what == Entry::kFreed) return freed_request("MPI_Testany");
-  }
+  bool freed;
+  const std::vector<Entry> e = classify_all(count, requests, &freed);
+  if (freed) return freed_request("MPI_Testany");
   Theirs theirs(e);
   progress();
   bool all_null = false;
@@ -263,38 +249,24 @@ int some_pass(MPI_Request* requests, const std::vector<Entry>& e, Theirs& theirs
     finish_into(e[i].r, &requests[i], at(statuses, n), out);
     indices[n++] = static_cast<int>(i);
   }
-  if (theirs.size() > 0) {
-    std::vector<int> idx(static_cast<std::size_t>(theirs.size()));
-    std::vector<MPI_Status> sts(static_cast<std::size_t>(theirs.size()));
-    int got = 0;
-    int rc = mpi::testsome(theirs.size(), theirs.h.data(), &got, idx.data(), sts.data());
-    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
-      *outcount = n;
-      return rc;
-    }
-    if (got != MPI_UNDEFINED) {
-      all_null = false;
-      for (int k = 0; k < got; ++k) {
-        theirs.write_back(idx[k], requests, e);
-        MPI_Status& st = sts[static_cast<std::size_t>(k)];
-        if (rc == MPI_SUCCESS) st.MPI_ERROR = MPI_SUCCESS;
-        out.failed(st.MPI_ERROR, nullptr);
-        if (statuses != MPI_STATUSES_IGNORE) statuses[n] = st;
-        indices[n++] = theirs.at[static_cast<std::size_t>(idx[k])];
-      }
-    }
+  bool reported = false;
+  const int rc = theirs.some([](int count, MPI_Request* h, int* got, int* idx, MPI_Status* sts) {
+    return mpi::testsome(count, h, got, idx, sts);
+  }, requests, e, &n, indices, statuses, out, &reported);
+  if (rc != MPI_SUCCESS) {
+    *outcount = n;
+    return rc;
   }
+  all_null = all_null && !reported;
   *outcount = all_null ? MPI_UNDEFINED : n;
   return out.report(call);
 }
 }  // namespace
 
 int waitsome(int incount, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses) {
-  std::vector<Entry> e(static_cast<std::size_t>(incount));
-  for (int i = 0; i < incount; ++i) {
-    e[i] = classify(requests[i]);
-    if (e[i].what == Entry::kFreed) return freed_request("MPI_Waitsome");
-  }
+  bool freed;
+  const std::vector<Entry> e = classify_all(incount, requests, &freed);
+  if (freed) return freed_request("MPI_Waitsome");
   Theirs theirs(e);
   int rc = MPI_SUCCESS;
   until([&] {
@@ -305,11 +277,9 @@ int waitsome(int incount, MPI_Request* requests, int* outcount, int* indices, MP
 }
 
 int testsome(int incount, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses) {
-  std::vector<Entry> e(static_cast<std::size_t>(incount));
-  for (int i = 0; i < incount; ++i) {
-    e[i] = classify(requests[i]);
-    if (e[i].what == Entry::kFreed) return freed_request("MPI_Testsome");
-  }
+  bool freed;
+  const std::vector<Entry> e = classify_all(incount, requests, &freed);
+  if (freed) return freed_request("MPI_Testsome");
   Theirs theirs(e);
   progress();
   return some_pass(requests, e, theirs, outcount, indices, statuses, "MPI_Testsome");

@@ -46,6 +46,17 @@ inline Entry classify(MPI_Request h) {
   return e;
 }
 
+// Every entry of an array; *freed when one is a freed request of the engine's.
+inline std::vector<Entry> classify_all(int count, const MPI_Request* requests, bool* freed) {
+  std::vector<Entry> e(static_cast<std::size_t>(count));
+  *freed = false;
+  for (int i = 0; i < count; ++i) {
+    e[static_cast<std::size_t>(i)] = classify(requests[i]);
+    *freed = *freed || e[static_cast<std::size_t>(i)].what == Entry::kFreed;
+  }
+  return e;
+}
+
 // MPI-4.0 §3.7.3: the status of a null or inactive request.
 inline void empty_status(MPI_Status* status) {
   if (status == MPI_STATUS_IGNORE) return;
@@ -138,6 +149,33 @@ struct Theirs {
     const int i = at[static_cast<std::size_t>(k)];
     if (!e[static_cast<std::size_t>(i)].stand_in) requests[i] = h[static_cast<std::size_t>(k)];
     else if (h[static_cast<std::size_t>(k)] == MPI_REQUEST_NULL) requests[i] = MPI_REQUEST_NULL;
+  }
+  // One of the MPI's "some" calls (MPI_Testsome, MPI_Request_get_status_some) on their
+  // requests: each one it reports appended at *n of indices and statuses (its MPI_ERROR set),
+  // handles written back when `requests` is given. *reported: not all of theirs null or
+  // inactive. An error that is not MPI_ERR_IN_STATUS is returned.
+  template <class SomeCall>
+  int some(SomeCall&& call, MPI_Request* requests, const std::vector<Entry>& e, int* n, int* indices,
+           MPI_Status* statuses, Outcome& out, bool* reported) {
+    *reported = false;
+    if (h.empty()) return MPI_SUCCESS;
+    std::vector<int> idx(h.size());
+    std::vector<MPI_Status> sts(h.size());
+    int got = 0;
+    const int rc = call(size(), h.data(), &got, idx.data(), sts.data());
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return rc;
+    if (got == MPI_UNDEFINED) return MPI_SUCCESS;
+    *reported = true;
+    for (int k = 0; k < got; ++k) {
+      const int j = idx[static_cast<std::size_t>(k)];
+      if (requests) write_back(j, requests, e);
+      MPI_Status& st = sts[static_cast<std::size_t>(k)];
+      if (rc == MPI_SUCCESS) st.MPI_ERROR = MPI_SUCCESS;
+      out.failed(st.MPI_ERROR, nullptr);
+      if (statuses != MPI_STATUSES_IGNORE) statuses[*n] = st;
+      indices[(*n)++] = at[static_cast<std::size_t>(j)];
+    }
+    return MPI_SUCCESS;
   }
 };
 

@@ -7,17 +7,6 @@
 namespace tsmpi::ranks::api {
 
 #if TSMPI_HAVE_MPI_4_1
-namespace {
-std::vector<Entry> classify_all(int count, const MPI_Request* requests, bool* freed) {
-  std::vector<Entry> e(static_cast<std::size_t>(count));
-  *freed = false;
-  for (int i = 0; i < count; ++i) {
-    e[static_cast<std::size_t>(i)] = classify(requests[i]);
-    *freed = *freed || e[static_cast<std::size_t>(i)].what == Entry::kFreed;
-  }
-  return e;
-}
-}  // namespace
 
 int request_get_status_any(int count, const MPI_Request* requests, int* index, int* flag, MPI_Status* status) {
   bool freed;
@@ -113,26 +102,15 @@ int request_get_status_some(int incount, const MPI_Request* requests, int* outco
     out.failed(rc, e[i].r->comm);
     indices[n++] = static_cast<int>(i);
   }
-  if (theirs.size() > 0) {
-    std::vector<int> idx(static_cast<std::size_t>(theirs.size()));
-    std::vector<MPI_Status> sts(static_cast<std::size_t>(theirs.size()));
-    int got = 0;
-    int rc = mpi::request_get_status_some(theirs.size(), theirs.h.data(), &got, idx.data(), sts.data());
-    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
-      *outcount = n;
-      return rc;
-    }
-    if (got != MPI_UNDEFINED) {
-      all_null = false;
-      for (int k = 0; k < got; ++k) {
-        MPI_Status& st = sts[static_cast<std::size_t>(k)];
-        if (rc == MPI_SUCCESS) st.MPI_ERROR = MPI_SUCCESS;
-        out.failed(st.MPI_ERROR, nullptr);
-        if (statuses != MPI_STATUSES_IGNORE) statuses[n] = st;
-        indices[n++] = theirs.at[static_cast<std::size_t>(idx[static_cast<std::size_t>(k)])];
-      }
-    }
+  bool reported = false;
+  const int rc = theirs.some([](int count, MPI_Request* h, int* got, int* idx, MPI_Status* sts) {
+    return mpi::request_get_status_some(count, h, got, idx, sts);
+  }, nullptr, e, &n, indices, statuses, out, &reported);
+  if (rc != MPI_SUCCESS) {
+    *outcount = n;
+    return rc;
   }
+  all_null = all_null && !reported;
   *outcount = all_null ? MPI_UNDEFINED : n;
   return out.report("MPI_Request_get_status_some");
 }
