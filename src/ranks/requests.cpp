@@ -46,18 +46,26 @@ void complete_promoted(Request* r) {
 }
 }  // namespace
 
+namespace {
+// Gives a made request its handle and the program that handle; false (r deleted) when the
+// request space is full.
+bool publish(Request* r, MPI_Request* out) {
+  r->handle = make_request_handle(r);
+  if (!r->handle) {
+    delete r;
+    return false;
+  }
+  *out = handle_from_bits<MPI_Request>(r->handle);
+  return true;
+}
+}  // namespace
+
 Request* new_request(Comm* c, int me, int parts, MPI_Request* out) {
   auto* r = new Request;
   r->comm = c;
   r->me = me;
   r->parts.store(parts, std::memory_order_relaxed);
-  r->handle = make_request_handle(r);
-  if (!r->handle) {
-    delete r;
-    return nullptr;
-  }
-  *out = handle_from_bits<MPI_Request>(r->handle);
-  return r;
+  return publish(r, out) ? r : nullptr;
 }
 
 void count_send(Request* r) {
@@ -129,13 +137,7 @@ int persistent_init(Comm* c, int me, bool is_recv, const TypedBuffer& b, int pee
   r->mode = mode;
   if (is_recv) count_recv(r);
   else count_send(r);
-  r->handle = make_request_handle(r);
-  if (!r->handle) {
-    delete r;
-    return MPI_ERR_INTERN;
-  }
-  *out = handle_from_bits<MPI_Request>(r->handle);
-  return MPI_SUCCESS;
+  return publish(r, out) ? MPI_SUCCESS : MPI_ERR_INTERN;
 }
 
 int persistent_start(Request* r) {
