@@ -134,7 +134,7 @@ void mark_finalized(int index) {
   if (checks::g_on) {
     Comm* w = g_world;
     Member* m = w->local_members[static_cast<std::size_t>(index)].get();
-    checks::thread_rank_leaves(w, m->coll_seq.load(), m->rank, "MPI_Finalize", g_as.k);
+    checks::thread_rank_leaves(w, m->collectives.started(), m->rank, "MPI_Finalize", g_as.k);
   }
 }
 

@@ -31,6 +31,7 @@ struct Coll {
   Comm* c;
   int me;
   int tag;
+  std::uint32_t round = 0;  // the team round of a hierarchical collective
   int size() const { return c->size(); }
 };
 
@@ -292,7 +293,8 @@ int mismatch_code() {
                                        "in the same order; TSMPI_CHECK=warn names them)");
 }
 
-int barrier_team(const Coll& k, std::uint32_t round) {
+int barrier_team(const Coll& k) {
+  const std::uint32_t round = k.round;
   Comm* c = k.c;
   const int li = c->local_index[static_cast<std::size_t>(k.me)];
   if (c->team.arrive(li, round, {}, nullptr, k.me, team_call(k, -1))) {
@@ -308,7 +310,8 @@ int barrier_team(const Coll& k, std::uint32_t round) {
   return rc;
 }
 
-int bcast_team(const Coll& k, std::uint32_t round, void* buf, MPI_Count count, MPI_Datatype type, int root) {
+int bcast_team(const Coll& k, void* buf, MPI_Count count, MPI_Datatype type, int root) {
+  const std::uint32_t round = k.round;
   Comm* c = k.c;
   Team& t = c->team;
   const int li = c->local_index[static_cast<std::size_t>(k.me)];
@@ -337,8 +340,9 @@ int bcast_team(const Coll& k, std::uint32_t round, void* buf, MPI_Count count, M
 }
 
 // Allreduce (root < 0) or reduce to root.
-int reduce_team(const Coll& k, std::uint32_t round, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype type,
+int reduce_team(const Coll& k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype type,
                 MPI_Op op, int root) {
+  const std::uint32_t round = k.round;
   Comm* c = k.c;
   Team& t = c->team;
   const int li = c->local_index[static_cast<std::size_t>(k.me)];
@@ -388,10 +392,12 @@ int collective_tag(std::uint32_t seq, const char* call) {
 
 // Runs `algorithm(coll)` now, or on a worker with a request for the nonblocking form; checking
 // mode compares the collective with the other local members' (checks/thread_rank_collectives.h).
+enum class Path { kGeneric, kTeam };
 template <class Algorithm>
-int run(Caller& k, const char* call, MPI_Request* nonblocking, int root, Algorithm&& algorithm) {
-  const std::uint32_t seq = k.m->coll_seq++;
-  Coll coll{k.c, k.m->rank, collective_tag(seq, call)};
+int run(Caller& k, const char* call, MPI_Request* nonblocking, int root, Path path, Algorithm&& algorithm) {
+  const CollectiveCount::Ticket t = k.m->collectives.take(path == Path::kTeam);
+  const std::uint32_t seq = t.seq;
+  Coll coll{k.c, k.m->rank, collective_tag(seq, call), t.round};
   count(g_counters.collectives);
   const bool checked = checks::g_on;
   if (checked) {
@@ -413,10 +419,6 @@ int run(Caller& k, const char* call, MPI_Request* nonblocking, int root, Algorit
   return MPI_SUCCESS;
 }
 
-std::uint32_t team_round(Caller& k) {
-  return k.c->team.next_round(k.c->local_index[static_cast<std::size_t>(k.m->rank)]);
-}
-
 }  // namespace
 
 namespace api {
@@ -426,10 +428,9 @@ int barrier(MPI_Comm comm, MPI_Request* nb) {
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (hierarchical(k.c)) {
-    std::uint32_t round = team_round(k);
-    return run(k, call, nb, -1, [round](const Coll& c) { return barrier_team(c, round); });
+    return run(k, call, nb, -1, Path::kTeam, [](const Coll& c) { return barrier_team(c); });
   }
-  return run(k, call, nb, -1, [](const Coll& c) { return barrier_generic(c); });
+  return run(k, call, nb, -1, Path::kGeneric, [](const Coll& c) { return barrier_generic(c); });
 }
 
 int bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* nb) {
@@ -438,10 +439,9 @@ int bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
   if (hierarchical(k.c)) {
-    std::uint32_t round = team_round(k);
-    return run(k, call, nb, root, [=](const Coll& c) { return bcast_team(c, round, buf, count, type, root); });
+    return run(k, call, nb, root, Path::kTeam, [=](const Coll& c) { return bcast_team(c, buf, count, type, root); });
   }
-  return run(k, call, nb, root, [=](const Coll& c) { return bcast_generic(c, buf, count, type, root); });
+  return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) { return bcast_generic(c, buf, count, type, root); });
 }
 
 int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
@@ -450,7 +450,7 @@ int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
-  return run(k, call, nb, root, [=](const Coll& c) {
+  return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) {
     return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{{}, {}, recvcount}, recvtype, root);
   });
 }
@@ -461,7 +461,7 @@ int gatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, voi
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
-  return run(k, call, nb, root, [=](const Coll& c) {
+  return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) {
     return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{recvcounts, displs}, recvtype, root);
   });
 }
@@ -472,7 +472,7 @@ int scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, voi
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
-  return run(k, call, nb, root, [=](const Coll& c) {
+  return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) {
     return scatterv_generic(c, sendbuf, Blocks{{}, {}, sendcount}, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
@@ -483,7 +483,7 @@ int scatterv(const void* sendbuf, Counts sendcounts, Displs displs, MPI_Datatype
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
-  return run(k, call, nb, root, [=](const Coll& c) {
+  return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) {
     return scatterv_generic(c, sendbuf, Blocks{sendcounts, displs}, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
@@ -493,7 +493,7 @@ int allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, v
   const char* call = nb ? "MPI_Iallgather" : "MPI_Allgather";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, [=](const Coll& c) {
+  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{{}, {}, recvcount}, recvtype);
   });
 }
@@ -503,7 +503,7 @@ int allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, 
   const char* call = nb ? "MPI_Iallgatherv" : "MPI_Allgatherv";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, [=](const Coll& c) {
+  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{recvcounts, displs}, recvtype);
   });
 }
@@ -513,7 +513,7 @@ int alltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, vo
   const char* call = nb ? "MPI_Ialltoall" : "MPI_Alltoall";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, [=](const Coll& c) {
+  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return alltoall_generic(
         c, in_place(sendbuf), [&](int i) { return at(sendbuf, static_cast<MPI_Aint>(i) * sendcount, sendcount, sendtype); },
         [&](int i) { return at(recvbuf, static_cast<MPI_Aint>(i) * recvcount, recvcount, recvtype); });
@@ -525,7 +525,7 @@ int alltoallv(const void* sendbuf, Counts sendcounts, Displs sdispls, MPI_Dataty
   const char* call = nb ? "MPI_Ialltoallv" : "MPI_Alltoallv";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, [=](const Coll& c) {
+  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return alltoall_generic(
         c, in_place(sendbuf), [&](int i) { return at(sendbuf, sdispls[i], sendcounts[i], sendtype); },
         [&](int i) { return at(recvbuf, rdispls[i], recvcounts[i], recvtype); });
@@ -537,7 +537,7 @@ int alltoallw(const void* sendbuf, Counts sendcounts, Displs sdispls, const MPI_
   const char* call = nb ? "MPI_Ialltoallw" : "MPI_Alltoallw";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, [=](const Coll& c) {
+  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return alltoall_generic(
         c, in_place(sendbuf), [&](int i) { return at_bytes(sendbuf, sdispls[i], sendcounts[i], sendtypes[i]); },
         [&](int i) { return at_bytes(recvbuf, rdispls[i], recvcounts[i], recvtypes[i]); });
@@ -551,10 +551,9 @@ int reduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype typ
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
   if (hierarchical(k.c)) {
-    std::uint32_t round = team_round(k);
-    return run(k, call, nb, root, [=](const Coll& c) { return reduce_team(c, round, sendbuf, recvbuf, count, type, op, root); });
+    return run(k, call, nb, root, Path::kTeam, [=](const Coll& c) { return reduce_team(c, sendbuf, recvbuf, count, type, op, root); });
   }
-  return run(k, call, nb, root, [=](const Coll& c) { return reduce_generic(c, sendbuf, recvbuf, count, type, op, root); });
+  return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) { return reduce_generic(c, sendbuf, recvbuf, count, type, op, root); });
 }
 
 int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
@@ -563,10 +562,9 @@ int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype 
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (hierarchical(k.c)) {
-    std::uint32_t round = team_round(k);
-    return run(k, call, nb, -1, [=](const Coll& c) { return reduce_team(c, round, sendbuf, recvbuf, count, type, op, -1); });
+    return run(k, call, nb, -1, Path::kTeam, [=](const Coll& c) { return reduce_team(c, sendbuf, recvbuf, count, type, op, -1); });
   }
-  return run(k, call, nb, -1, [=](const Coll& c) {
+  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     int rc = reduce_generic(c, sendbuf, recvbuf, count, type, op, 0);
     int rc2 = bcast_generic(c, recvbuf, count, type, 0);
     return rc != MPI_SUCCESS ? rc : rc2;
@@ -602,7 +600,7 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, Counts recvcounts, MPI_Da
   const char* call = nb ? "MPI_Ireduce_scatter" : "MPI_Reduce_scatter";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, [=](const Coll& c) {
+  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return reduce_scatter_generic(c, sendbuf, recvbuf, recvcounts, 0, type, op);
   });
 }
@@ -612,7 +610,7 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, MPI_Count recvcount
   const char* call = nb ? "MPI_Ireduce_scatter_block" : "MPI_Reduce_scatter_block";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, [=](const Coll& c) {
+  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return reduce_scatter_generic(c, sendbuf, recvbuf, {}, recvcount, type, op);
   });
 }
@@ -622,7 +620,7 @@ int scan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type,
   const char* call = nb ? "MPI_Iscan" : "MPI_Scan";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, false); });
+  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, false); });
 }
 
 int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
@@ -630,14 +628,14 @@ int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype typ
   const char* call = nb ? "MPI_Iexscan" : "MPI_Exscan";
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, true); });
+  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, true); });
 }
 
 }  // namespace api
 
 // Used by comm_ops.cpp: an allgather of fixed-size records over a communicator's members.
 int allgather_bytes(Comm* c, Member* m, const void* mine, std::size_t bytes, void* all) {
-  Coll k{c, m->rank, collective_tag(m->coll_seq++, "MPI_Comm_split")};
+  Coll k{c, m->rank, collective_tag(m->collectives.take(false).seq, "MPI_Comm_split")};
   return allgatherv_generic(k, mine, static_cast<MPI_Count>(bytes), MPI_BYTE, all,
                             Blocks{{}, {}, static_cast<MPI_Count>(bytes)}, MPI_BYTE);
 }

@@ -147,7 +147,7 @@ Comm* join_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members, i
 void release_member(Member* m) {
   if (m->attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&m->attributes); });
   m->errhandler.release();
-  m->coll_seq.store(0, std::memory_order_relaxed);
+  m->collectives.restart();
   m->joined = false;
 }
 

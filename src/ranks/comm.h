@@ -104,7 +104,7 @@ struct Member {
   bool joined = false;                  // the rank has the communicator (made, or started)
   MPI_Comm attributes = MPI_COMM_NULL;  // a private communicator holding this rank's attributes
   ErrhandlerSlot errhandler;            // this rank's own, once set or inherited
-  std::atomic<std::uint32_t> coll_seq{0};  // collectives started on comm by this rank
+  CollectiveCount collectives;          // collectives started on comm by this rank
 };
 
 // Which rank the calling thread is in each family it acts in: a thread-rank of a threadcomm

@@ -143,7 +143,7 @@ int comm_free(MPI_Comm* comm) {
   Caller k = caller(*comm, "MPI_Comm_free");
   if (!k) return k.rc;
   if (k.c->root) return k.fail(MPI_ERR_COMM, "MPI_Comm_free (a threadcomm is freed with MPIX_Threadcomm_free)");
-  if (checks::g_on) checks::thread_rank_leaves(k.c, k.m->coll_seq, k.m->rank, "MPI_Comm_free",
+  if (checks::g_on) checks::thread_rank_leaves(k.c, k.m->collectives.started(), k.m->rank, "MPI_Comm_free",
                                                  static_cast<int>(k.c->local_ranks.size()));
   leave_comm(k.c);
   *comm = MPI_COMM_NULL;

@@ -2,7 +2,8 @@
 // intra-process half of a hierarchical collective): each member leaves pointers to its buffers,
 // the last to arrive combines them (and makes the one call of the process's underlying
 // collective), then releases the others, who copy their results out in parallel. Rounds are
-// numbered per member; a member enters round k+1 only after everyone has left round k.
+// numbered per member (CollectiveCount); a member enters round k+1 only after everyone
+// has left round k.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -12,6 +13,28 @@
 #include "ranks/wake.h"
 
 namespace tsmpi::ranks {
+
+// A rank's collectives on a communicator: how many it started (each one's number) and how many
+// of those met the other local members as a team (team.h rounds). One atomic step takes both,
+// so that two threads of one MPI process starting collectives at once (erroneous: checking mode
+// reports it) get numbers and rounds in the same order and never share a round.
+class CollectiveCount {
+ public:
+  struct Ticket {
+    std::uint32_t seq, round;
+  };
+  Ticket take(bool team) {
+    const std::uint64_t v = v_.fetch_add(team ? kRound + 1 : 1, std::memory_order_relaxed);
+    return {static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(v >> 32)};
+  }
+  std::uint32_t started() const { return static_cast<std::uint32_t>(v_.load(std::memory_order_relaxed)); }
+  // A new region or membership numbers its collectives from 0; rounds go on with the team.
+  void restart() { v_.fetch_and(~(kRound - 1), std::memory_order_relaxed); }
+
+ private:
+  static constexpr std::uint64_t kRound = std::uint64_t{1} << 32;
+  std::atomic<std::uint64_t> v_{0};
+};
 
 class Team {
  public:
@@ -24,11 +47,8 @@ class Team {
   void init(int n) {
     n_ = static_cast<std::uint32_t>(n);
     slots_.assign(static_cast<std::size_t>(n), Slot{});
-    rounds_ = std::vector<std::uint32_t>(static_cast<std::size_t>(n), 0);
   }
   int size() const { return static_cast<int>(n_); }
-  // Member i's next round number (each member counts its own).
-  std::uint32_t next_round(int i) { return rounds_[static_cast<std::size_t>(i)]++; }
   // Enters round k with its buffers; true for the last to arrive, which must call release(k).
   bool arrive(int i, std::uint32_t k, const TypedBuffer& in, void* out, int rank, std::int64_t call) {
     departed_.wait_until(n_ * k);
@@ -56,7 +76,6 @@ class Team {
  private:
   std::uint32_t n_ = 0;
   std::vector<Slot> slots_;
-  std::vector<std::uint32_t> rounds_;
   std::atomic<std::uint32_t> arrived_{0};
   Gate released_, departed_;
 };

@@ -114,7 +114,7 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_finish(MPI_Comm threadcomm) {
   Member* m = membership(c);
   if (!m) return fail(MPI_COMM_NULL, MPI_ERR_OTHER, "MPIX_Threadcomm_finish: this thread has not started it");
   Family* f = c->family;
-  if (tsmpi::checks::g_on) tsmpi::checks::thread_rank_leaves(c, m->coll_seq, m->rank, "MPIX_Threadcomm_finish", f->nlocal);
+  if (tsmpi::checks::g_on) tsmpi::checks::thread_rank_leaves(c, m->collectives.started(), m->rank, "MPIX_Threadcomm_finish", f->nlocal);
   // Everyone is done with the region (and its messages) before attributes go.
   f->region_barrier.wait(f->nlocal);
   release_member(m);  // the next region starts afresh

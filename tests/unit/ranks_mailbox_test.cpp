@@ -902,6 +902,7 @@ TEST(ranksTeam, EightMembersLastArriverSumsEveryRound) {
   Team team;
   team.init(kMembers);
   ASSERT_EQ(team.size(), kMembers);
+  std::vector<tsmpi::ranks::CollectiveCount> counts(kMembers);
   std::atomic<int> wrong{0};
   std::vector<int> last_count(kMembers, 0);
   std::vector<std::uint32_t> rounds_done(kMembers, 0);
@@ -913,8 +914,9 @@ TEST(ranksTeam, EightMembersLastArriverSumsEveryRound) {
     ts.emplace_back([&, i] {
       long long in = 0, out = -1, sum = 0;
       for (std::uint32_t r = 0;; ++r) {
-        std::uint32_t k = team.next_round(i);
-        if (k != r) wrong.fetch_add(1);
+        const tsmpi::ranks::CollectiveCount::Ticket ticket = counts[static_cast<std::size_t>(i)].take(true);
+        const std::uint32_t k = ticket.round;
+        if (k != r || ticket.seq != r) wrong.fetch_add(1);
         in = value(i, k);
         out = -1;
         tsmpi::ranks::TypedBuffer tb;
@@ -962,6 +964,48 @@ TEST(ranksTeam, EightMembersLastArriverSumsEveryRound) {
   for (int c : last_count) lasts += c;
   EXPECT_EQ(lasts, static_cast<int>(rounds));  // exactly one last arriver per round
   std::printf("[ ranks    ] Team of %d: %u rounds in %.2f s\n", kMembers, rounds, seconds_since(t0));
+}
+
+// A member's collectives: numbers count every collective, rounds only the team's; a new region
+// numbers from 0 again while rounds go on. Two threads of one member taking at once (an
+// erroneous program) get numbers and rounds in the same order, none twice.
+TEST(ranksTeam, CollectiveCountTakesNumberAndRoundTogether) {
+  using tsmpi::ranks::CollectiveCount;
+  CollectiveCount c;
+  CollectiveCount::Ticket t = c.take(true);
+  EXPECT_EQ(t.seq, 0u);
+  EXPECT_EQ(t.round, 0u);
+  t = c.take(false);
+  EXPECT_EQ(t.seq, 1u);
+  EXPECT_EQ(t.round, 1u);  // the next team round, not taken
+  t = c.take(true);
+  EXPECT_EQ(t.seq, 2u);
+  EXPECT_EQ(t.round, 1u);
+  EXPECT_EQ(c.started(), 3u);
+  c.restart();
+  EXPECT_EQ(c.started(), 0u);
+  t = c.take(true);
+  EXPECT_EQ(t.seq, 0u);
+  EXPECT_EQ(t.round, 2u);
+
+  constexpr int kEach = 200000;
+  CollectiveCount shared;
+  std::vector<std::vector<CollectiveCount::Ticket>> got(2);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 2; ++i)
+    ts.emplace_back([&, i] {
+      for (int n = 0; n < kEach; ++n) got[static_cast<std::size_t>(i)].push_back(shared.take(true));
+    });
+  for (auto& th : ts) th.join();
+  std::vector<int> seen(2 * kEach, 0);
+  int wrong = 0;
+  for (const auto& v : got)
+    for (const CollectiveCount::Ticket& x : v) {
+      if (x.seq != x.round || x.seq >= 2u * kEach) ++wrong;
+      else ++seen[x.seq];
+    }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 2 * kEach);
 }
 
 // Every round, each of n threads gets a distinct index 0..n-1, and nobody leaves before all came.
