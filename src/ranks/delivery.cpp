@@ -6,6 +6,7 @@
 #include "ranks/comm.h"
 #include "ranks/operations.h"
 #include "ranks/transport.h"
+#include "runtime/status_fields.h"
 
 namespace tsmpi::ranks {
 
@@ -14,12 +15,11 @@ void set_status(MPI_Status* status, int src, int tag, int err, std::size_t bytes
   status->MPI_SOURCE = src;
   status->MPI_TAG = tag;
   status->MPI_ERROR = err;
-  auto set = [&] {
-    PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(bytes));
-    return PMPI_Status_set_cancelled(status, cancelled ? 1 : 0);
-  };
-  if (inside_mpi) set();
-  else serial::locked(set);
+  if (kStatusFieldsDirect || inside_mpi) set_status_fields(status, static_cast<MPI_Count>(bytes), cancelled);
+  else serial::locked([&] {
+    set_status_fields(status, static_cast<MPI_Count>(bytes), cancelled);
+    return MPI_SUCCESS;
+  });
 }
 
 void RecvOp::fill(MPI_Status* status, bool inside_mpi) const {
