@@ -6,13 +6,14 @@
 #include "matching/mpi_calls.h"
 #include "ranks/errors.h"
 #include "ranks/p2p.h"
+#include "ranks/pools.h"
 #include "ranks/request_space.h"
 
 namespace tsmpi::ranks {
 
 namespace {
 void unref(Request* r) {
-  if (r->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete r;
+  if (r->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) Pool<Request>::destroy(r);
 }
 
 void part_of(void* owner) { part_done(static_cast<Request*>(owner)); }
@@ -52,7 +53,7 @@ namespace {
 bool publish(Request* r, MPI_Request* out) {
   r->handle = make_request_handle(r);
   if (!r->handle) {
-    delete r;
+    Pool<Request>::destroy(r);
     return false;
   }
   *out = handle_from_bits<MPI_Request>(r->handle);
@@ -61,7 +62,7 @@ bool publish(Request* r, MPI_Request* out) {
 }  // namespace
 
 Request* new_request(Comm* c, int me, int parts, MPI_Request* out) {
-  auto* r = new Request;
+  Request* r = Pool<Request>::make();
   r->comm = c;
   r->me = me;
   r->parts.store(parts, std::memory_order_relaxed);
@@ -80,13 +81,17 @@ void count_recv(Request* r) {
 }
 
 void part_done(Request* r) {
-  if (r->parts.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // The last part needs no read-modify-write: nobody else holds a part (most requests have one).
+  if (r->parts.load(std::memory_order_acquire) != 1 && r->parts.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   if (r->send.err != MPI_SUCCESS && r->err == MPI_SUCCESS) r->err = r->send.err;
   if (r->on_complete) r->on_complete();
   r->done.set();
-  // A promotion after this point sees done; one before it is seen here (both seq_cst).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (promotions().any.load(std::memory_order_relaxed)) complete_promoted(r);
+  // A promotion after this point sees done; one before it is seen here. Done::set and this
+  // read are seq_cst, so a program that never promotes pays no fence here.
+  if (promotions().any.load(std::memory_order_seq_cst)) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // orders done before r->promoted's read
+    complete_promoted(r);
+  }
   unref(r);  // the operation's reference; the program's keeps the request until it is finished
 }
 
@@ -126,7 +131,7 @@ void wait_for(Request* r) { wait_done(r->done, r->comm ? r->comm->family : nullp
 
 int persistent_init(Comm* c, int me, bool is_recv, const TypedBuffer& b, int peer, int tag, SendMode mode,
                     MPI_Request* out) {
-  auto* r = new Request;
+  Request* r = Pool<Request>::make();
   r->comm = c;
   r->me = me;
   r->persistent = true;

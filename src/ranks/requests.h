@@ -24,7 +24,7 @@ struct Request {
   bool has_recv = false;
   SendOp send;
   RecvOp recv;
-  std::atomic<int> parts{1};  // operations left before the request completes
+  std::atomic<int> parts{1};  // operations left before the request completes (the last leaves 1)
   // The program's handle and the operation in flight (and a promoted generalized request's
   // free_fn) each hold one reference.
   std::atomic<int> refs{2};
