@@ -20,15 +20,15 @@
 #include "ranks/ranks_stats.h"
 #include "ranks/route.h"
 #include "ranks/transport.h"
-#include "runtime/function_table.h"
 #include "runtime/config.h"
+#include "runtime/function_table.h"
 #include "tsmpi.h"
 
 namespace tsmpi::ranks::asp {
 
 std::atomic<bool> g_live{false};
 Comm* g_world = nullptr;
-constinit thread_local Comm* tl_self = nullptr;
+constinit TSMPI_TLS Comm* tl_self = nullptr;
 
 // Contexts no split makes (a split's upper half is a family rank, below 2^31).
 constexpr std::uint64_t kWorldContext = ~std::uint64_t{0} - 1;
@@ -57,9 +57,9 @@ struct AddressSpace {
 };
 AddressSpace g_as;
 
-constinit thread_local int tl_index = -1;  // the MPI process the thread is attached to
-constinit thread_local bool tl_finalized = false;
-thread_local char tl_token;  // its address names the thread
+constinit TSMPI_TLS int tl_index = -1;  // the MPI process the thread is attached to
+constinit TSMPI_TLS bool tl_finalized = false;
+TSMPI_TLS char tl_token;  // its address names the thread
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "runtime/config.h"
 #include "runtime/handles.h"
 
 namespace tsmpi::ranks {
@@ -20,7 +21,7 @@ namespace tsmpi::ranks::asp {
 // Live from an MPI_Init_thread at MPIX_THREAD_ATTACH/REATTACH under -asp until the MPI is finalized.
 extern std::atomic<bool> g_live;
 extern Comm* g_world;
-extern constinit thread_local Comm* tl_self;  // the attached process's MPI_COMM_SELF
+extern constinit TSMPI_TLS Comm* tl_self;  // the attached process's MPI_COMM_SELF
 
 inline bool live() { return g_live.load(std::memory_order_relaxed); }
 // The MPI processes of this address space are f's local ranks (communicators made from

@@ -7,10 +7,11 @@
 #include "ranks/address_space.h"
 #include "ranks/handle_space.h"
 #include "ranks/transport.h"
+#include "runtime/config.h"
 
 namespace tsmpi::ranks {
 
-constinit thread_local int tl_regions = 0;
+constinit TSMPI_TLS int tl_regions = 0;
 
 namespace {
 struct Identity {
@@ -19,7 +20,7 @@ struct Identity {
 };
 // Usually one entry; a thread in regions of two threadcomms has two.
 std::vector<Identity>& identities() {
-  thread_local std::vector<Identity> ids;
+  static TSMPI_TLS std::vector<Identity> ids;
   return ids;
 }
 }  // namespace

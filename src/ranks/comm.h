@@ -17,6 +17,7 @@
 #include "ranks/errors.h"
 #include "ranks/mailbox.h"
 #include "ranks/team.h"
+#include "runtime/config.h"
 #include "runtime/handles.h"
 
 namespace tsmpi::ranks {
@@ -114,7 +115,7 @@ void pop_identity(Family* f);
 // The caller's Member in c, or nullptr when it is not a member (or has not joined).
 Member* membership(Comm* c);
 // How many threadcomm regions the calling thread is in (constinit: one TLS load).
-extern constinit thread_local int tl_regions;
+extern constinit TSMPI_TLS int tl_regions;
 
 // The communicator behind an MPI_Comm, or nullptr when it is not a thread-rank communicator.
 Comm* comm_of(MPI_Comm c);

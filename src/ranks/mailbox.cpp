@@ -3,14 +3,13 @@
 namespace tsmpi::ranks {
 
 Mailbox::~Mailbox() {
-  for (auto& [k, f] : unexpected_)
+  for (auto& [k, f] : unexpected_.map)
     while (f.head) free_packet(f.pop());
 }
 
 RecvOp* Mailbox::take_posted(int src, int tag) {
-  RecvOp* exact = nullptr;
-  auto it = posted_.find(key(src, tag));
-  if (it != posted_.end()) exact = it->second.head;
+  Fifo<RecvOp>* fifo = posted_.find(key(src, tag));
+  RecvOp* exact = fifo ? fifo->head : nullptr;
   RecvOp* wild = nullptr;
   for (RecvOp* r = wildcard_.head; r; r = r->next)
     if (accepts(r->src, r->tag, src, tag)) {
@@ -19,7 +18,7 @@ RecvOp* Mailbox::take_posted(int src, int tag) {
     }
   if (!exact && !wild) return nullptr;
   --posted_count_;
-  if (exact && (!wild || exact->seq < wild->seq)) return it->second.pop();
+  if (exact && (!wild || exact->seq < wild->seq)) return fifo->pop();
   wildcard_.remove(wild);
   return wild;
 }
@@ -31,7 +30,7 @@ void Mailbox::post(RecvOp* r) {
     wildcard_.push(r);
     return;
   }
-  posted_[key(r->src, r->tag)].push(r);
+  posted_.get(key(r->src, r->tag)).push(r);
   if (posted_.size() > 64 && posted_.size() > 4 * posted_count_) sweep();
 }
 
@@ -40,8 +39,8 @@ bool Mailbox::unpost(RecvOp* r) {
   if (r->src == MPI_ANY_SOURCE || r->tag == MPI_ANY_TAG) {
     removed = wildcard_.remove(r);
   } else {
-    auto it = posted_.find(key(r->src, r->tag));
-    removed = it != posted_.end() && it->second.remove(r);
+    Fifo<RecvOp>* fifo = posted_.find(key(r->src, r->tag));
+    removed = fifo && fifo->remove(r);
   }
   if (removed) --posted_count_;
   return removed;
@@ -49,13 +48,13 @@ bool Mailbox::unpost(RecvOp* r) {
 
 Packet* Mailbox::find(int src, int tag, Fifo<Packet>** where) {
   if (src != MPI_ANY_SOURCE && tag != MPI_ANY_TAG) {
-    auto it = unexpected_.find(key(src, tag));
-    if (it == unexpected_.end() || !it->second.head) return nullptr;
-    *where = &it->second;
-    return it->second.head;
+    Fifo<Packet>* fifo = unexpected_.find(key(src, tag));
+    if (!fifo || !fifo->head) return nullptr;
+    *where = fifo;
+    return fifo->head;
   }
   Packet* best = nullptr;
-  for (auto& [k, f] : unexpected_) {
+  for (auto& [k, f] : unexpected_.map) {
     Packet* p = f.head;
     if (p && accepts(src, tag, p->src, p->tag) && (!best || p->seq < best->seq)) {
       best = p;
@@ -84,17 +83,15 @@ Packet* Mailbox::take_unexpected(int src, int tag) {
 void Mailbox::add_unexpected(Packet* p) {
   p->seq = ++seq_;
   ++unexpected_count_;
-  unexpected_[key(p->src, p->tag)].push(p);
+  unexpected_.get(key(p->src, p->tag)).push(p);
   // Keyed FIFOs stay while their key is in use (no allocation per message); the empty ones are
   // dropped once they outnumber the messages waiting, so memory follows what is alive.
   if (unexpected_.size() > 64 && unexpected_.size() > 4 * unexpected_count_) sweep();
 }
 
 void Mailbox::sweep() {
-  for (auto it = unexpected_.begin(); it != unexpected_.end();)
-    it = it->second.head ? std::next(it) : unexpected_.erase(it);
-  for (auto it = posted_.begin(); it != posted_.end();)
-    it = it->second.head ? std::next(it) : posted_.erase(it);
+  unexpected_.drop_empty();
+  posted_.drop_empty();
 }
 
 }  // namespace tsmpi::ranks

@@ -6,6 +6,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -19,8 +20,28 @@ class Mailbox {
  public:
   ~Mailbox();
   SpinLock mu;
-  // Arrivals of messages, for blocking probes to wait on.
-  Gate arrivals;
+
+  // Blocking probes wait for messages to arrive. A sender announces its message (after adding
+  // it with mu held) only while a probe watches: one read per message instead of a shared
+  // read-modify-write. mu orders the two sides: a watcher that took mu before the sender did is
+  // seen by the sender's read; one that took it after sees the message.
+  class Watch {
+   public:
+    explicit Watch(Mailbox& mb) : mb_(mb) { mb_.watchers_.fetch_add(1, std::memory_order_relaxed); }
+    ~Watch() { mb_.watchers_.fetch_sub(1, std::memory_order_relaxed); }
+    Watch(const Watch&) = delete;
+    Watch& operator=(const Watch&) = delete;
+    // Read before looking at the mailbox; then wait_past(seen) if nothing was there.
+    std::uint32_t now() const { return mb_.arrivals_.now(); }
+    void wait_past(std::uint32_t seen) { mb_.arrivals_.wait_past(seen); }
+
+   private:
+    Mailbox& mb_;
+  };
+  // After adding an unexpected message (mu released).
+  void announce_arrival() {
+    if (watchers_.load(std::memory_order_relaxed) != 0) arrivals_.advance();
+  }
 
   // With mu held:
   // The earliest posted receive that accepts a message (src, tag), removed; nullptr if none.
@@ -68,14 +89,42 @@ class Mailbox {
   static bool accepts(int want_src, int want_tag, int src, int tag) {
     return (want_src == MPI_ANY_SOURCE || want_src == src) && (want_tag == MPI_ANY_TAG || want_tag == tag);
   }
+  // FIFOs by key, remembering the last key looked up: a stream of messages with one (source,
+  // tag) finds its FIFO without hashing. Map nodes never move, and only sweep() erases them.
+  template <class T>
+  struct Keyed {
+    std::unordered_map<std::uint64_t, Fifo<T>> map;
+    std::uint64_t last_key = ~std::uint64_t{0};  // no (source, tag) has this key
+    Fifo<T>* last = nullptr;
+    Fifo<T>* find(std::uint64_t k) {
+      if (k == last_key) return last;
+      auto it = map.find(k);
+      if (it == map.end()) return nullptr;
+      last_key = k;
+      return last = &it->second;
+    }
+    Fifo<T>& get(std::uint64_t k) {
+      if (k == last_key) return *last;
+      last_key = k;
+      return *(last = &map[k]);
+    }
+    std::size_t size() const { return map.size(); }
+    void drop_empty() {
+      for (auto it = map.begin(); it != map.end();) it = it->second.head ? std::next(it) : map.erase(it);
+      last_key = ~std::uint64_t{0};
+      last = nullptr;
+    }
+  };
   Packet* find(int src, int tag, Fifo<Packet>** where);
   void sweep();
 
-  std::unordered_map<std::uint64_t, Fifo<Packet>> unexpected_;
-  std::unordered_map<std::uint64_t, Fifo<RecvOp>> posted_;
+  Keyed<Packet> unexpected_;
+  Keyed<RecvOp> posted_;
   Fifo<RecvOp> wildcard_;
   std::uint64_t seq_ = 0;
   std::size_t unexpected_count_ = 0, posted_count_ = 0;
+  Gate arrivals_;
+  std::atomic<int> watchers_{0};
 };
 
 }  // namespace tsmpi::ranks

@@ -43,7 +43,7 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
   if (waits) p->sender = op;
   mb.add_unexpected(p);
   lock.unlock();
-  mb.arrivals.advance();
+  mb.announce_arrival();
   if (!waits) op->complete();
   return MPI_SUCCESS;
 }
@@ -136,15 +136,15 @@ int iprobe(Comm* c, int me, int src, int tag, int* flag, MPI_Status* status) {
 }
 
 int probe(Comm* c, int me, int src, int tag, MPI_Status* status) {
-  Mailbox& mb = c->box(me, Channel::kP2P);
+  Mailbox::Watch watch(c->box(me, Channel::kP2P));
   Backoff backoff;
   for (;;) {
-    std::uint32_t seen = mb.arrivals.now();
+    std::uint32_t seen = watch.now();
     int flag = 0;
     iprobe(c, me, src, tag, &flag, status);
     if (flag) return MPI_SUCCESS;
     if (c->family->multi_process()) backoff.pause();
-    else mb.arrivals.wait_past(seen);
+    else watch.wait_past(seen);
   }
 }
 
@@ -161,13 +161,13 @@ Packet* improbe(Comm* c, int me, int src, int tag, MPI_Status* status) {
 }
 
 Packet* mprobe(Comm* c, int me, int src, int tag, MPI_Status* status) {
-  Mailbox& mb = c->box(me, Channel::kP2P);
+  Mailbox::Watch watch(c->box(me, Channel::kP2P));
   Backoff backoff;
   for (;;) {
-    std::uint32_t seen = mb.arrivals.now();
+    std::uint32_t seen = watch.now();
     if (Packet* p = improbe(c, me, src, tag, status)) return p;
     if (c->family->multi_process()) backoff.pause();
-    else mb.arrivals.wait_past(seen);
+    else watch.wait_past(seen);
   }
 }
 

@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/config.h"
+
 namespace tsmpi::ranks {
 
 std::atomic<bool> g_requests_made{false};
@@ -57,7 +59,7 @@ struct Cache {
     s.free.insert(s.free.end(), free.begin(), free.end());
   }
 };
-thread_local Cache tl_cache;
+TSMPI_TLS Cache tl_cache;
 
 bool slot_of(std::uintptr_t bits, std::uint32_t* i) {
   Space& s = space();

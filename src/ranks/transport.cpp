@@ -243,7 +243,7 @@ void arrive_local(Comm* c, Channel ch, int dst, Packet* p) {
     if (!r) mb.add_unexpected(p);
   }
   if (!r) {
-    mb.arrivals.advance();
+    mb.announce_arrival();
     return;
   }
   deliver(p, r);

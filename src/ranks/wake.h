@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "runtime/config.h"
 #include "runtime/os.h"
 
 namespace tsmpi::ranks {
@@ -25,7 +26,7 @@ extern std::atomic<std::int64_t> g_spin_ns;
 // doubles the thread's next spin, one that had to yield halves it. On a machine whose other
 // load takes the peer's core, spinning stops wasting the time slice the peer needs.
 inline constexpr std::int64_t kMinSpinNs = 500;
-extern constinit thread_local std::int64_t tl_spin_ns;
+extern constinit TSMPI_TLS std::int64_t tl_spin_ns;
 
 // Spins, then yields, while `pending()`; false if it is still pending after that.
 template <class Pending>
@@ -78,8 +79,9 @@ class SpinLock {
 class Done {
  public:
   bool is() const { return word_.load(std::memory_order_acquire) == 1; }
+  // seq_cst: requests.cpp's part_done reads whether any request was promoted right after.
   void set() {
-    if (word_.exchange(1, std::memory_order_acq_rel) == 2) futex_wake(word_);
+    if (word_.exchange(1, std::memory_order_seq_cst) == 2) futex_wake(word_);
   }
   void reset() { word_.store(0, std::memory_order_relaxed); }
   // Blocks until set() (for waits no other process can satisfy).

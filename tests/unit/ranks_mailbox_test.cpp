@@ -29,6 +29,7 @@
 #include "ranks/handle_space.h"
 #include "ranks/mailbox.h"
 #include "ranks/operations.h"
+#include "ranks/pools.h"
 #include "ranks/team.h"
 #include "ranks/wake.h"
 #include "runtime/handles.h"
@@ -500,7 +501,7 @@ std::vector<Received> run_mailbox_stress(const Stress& cfg, Patterns patterns, s
         p->ack_id = static_cast<std::uint64_t>(n);
         mb.add_unexpected(p);
         lock.unlock();
-        mb.arrivals.advance();
+        mb.announce_arrival();
         if (n % 64 == 0) std::this_thread::yield();  // vary the interleavings on few cores
       }
     });
@@ -538,8 +539,9 @@ std::vector<Received> run_mailbox_stress(const Stress& cfg, Patterns patterns, s
       int got_src = -1, got_tag = -1, got_n = -1, via = 0;
       unsigned how = rng() % 8;
       if (how == 0) {  // probe-and-take, waiting on arrivals (MPI_Mprobe)
+        tsmpi::ranks::Mailbox::Watch watch(mb);
         for (;;) {
-          std::uint32_t seen = mb.arrivals.now();
+          std::uint32_t seen = watch.now();
           Packet* p;
           {
             std::lock_guard g(mb.mu);
@@ -551,7 +553,7 @@ std::vector<Received> run_mailbox_stress(const Stress& cfg, Patterns patterns, s
             break;
           }
           receiver_waits.store(true);
-          mb.arrivals.wait_past(seen);
+          watch.wait_past(seen);
           receiver_waits.store(false);
         }
       } else {  // receive: take an unexpected message or post and wait; sometimes cancel
@@ -727,6 +729,46 @@ TEST(ranksPacketPool, FreeResetsAndReserveChoosesInlineOrHeap) {
   EXPECT_EQ(r->next, nullptr);
   tsmpi::ranks::free_packet(r);
   for (Packet* h : held) tsmpi::ranks::free_packet(h);
+}
+
+// A pool makes objects default-initialized (members with initializers get them), reuses what
+// was destroyed, and a thread's cache is not lost when the thread ends: another thread gets
+// those objects back before the allocator is asked for new ones.
+namespace {
+struct PoolProbe {
+  int value = 7;
+  char bytes[40];
+};
+}  // namespace
+TEST(ranksPool, ReusesAndKeepsAnEndedThreadsCache) {
+  using tsmpi::ranks::Pool;
+  PoolProbe* a = Pool<PoolProbe>::make();
+  EXPECT_EQ(a->value, 7);
+  a->value = 99;
+  Pool<PoolProbe>::destroy(a);
+  PoolProbe* b = Pool<PoolProbe>::make();
+  EXPECT_EQ(b, a);  // this thread's cache
+  EXPECT_EQ(b->value, 7);
+  Pool<PoolProbe>::destroy(b);
+  (void)Pool<PoolProbe>::make();  // empties this thread's cache (leaked on purpose: one object)
+
+  constexpr int kN = 20;
+  std::set<PoolProbe*> theirs;
+  std::thread t([&] {
+    std::vector<PoolProbe*> v;
+    for (int i = 0; i < kN; ++i) v.push_back(Pool<PoolProbe>::make());
+    for (PoolProbe* p : v) {
+      theirs.insert(p);
+      Pool<PoolProbe>::destroy(p);
+    }
+  });
+  t.join();
+  std::vector<PoolProbe*> mine;
+  for (int i = 0; i < kN; ++i) mine.push_back(Pool<PoolProbe>::make());
+  int reused = 0;
+  for (PoolProbe* p : mine) reused += theirs.count(p) ? 1 : 0;
+  EXPECT_EQ(reused, kN);
+  for (PoolProbe* p : mine) Pool<PoolProbe>::destroy(p);
 }
 
 // Senders take packets, other threads free them (caches overflow into the shared stack and
