@@ -236,30 +236,16 @@ int testany(int count, MPI_Request* requests, int* index, int* flag, MPI_Status*
 // ---- some -----------------------------------------------------------------------------------
 
 namespace {
-// One pass for MPI_Waitsome/MPI_Testsome: every completed entry, the engine's first.
-int some_pass(MPI_Request* requests, const std::vector<Entry>& e, Theirs& theirs, int* outcount, int* indices,
-              MPI_Status* statuses, const char* call) {
-  Outcome out;
-  int n = 0;
-  bool all_null = true;
-  for (std::size_t i = 0; i < e.size(); ++i) {
-    if (e[i].what != Entry::kEngine) continue;
-    all_null = false;
-    if (!completed(e[i].r)) continue;
-    finish_into(e[i].r, &requests[i], at(statuses, n), out);
-    indices[n++] = static_cast<int>(i);
-  }
-  bool reported = false;
-  const int rc = theirs.some([](int count, MPI_Request* h, int* got, int* idx, MPI_Status* sts) {
-    return mpi::testsome(count, h, got, idx, sts);
-  }, requests, e, &n, indices, statuses, out, &reported);
-  if (rc != MPI_SUCCESS) {
-    *outcount = n;
-    return rc;
-  }
-  all_null = all_null && !reported;
-  *outcount = all_null ? MPI_UNDEFINED : n;
-  return out.report(call);
+// One pass for MPI_Waitsome/MPI_Testsome: completed requests are finished.
+int finish_some(MPI_Request* requests, const std::vector<Entry>& e, Theirs& theirs, int* outcount, int* indices,
+                MPI_Status* statuses, const char* call) {
+  return some_pass(
+      e, theirs,
+      [&](std::size_t i, MPI_Status* st, Outcome& out) { finish_into(e[i].r, &requests[i], st, out); },
+      [](int count, MPI_Request* h, int* got, int* idx, MPI_Status* sts) {
+        return mpi::testsome(count, h, got, idx, sts);
+      },
+      requests, outcount, indices, statuses, call);
 }
 }  // namespace
 
@@ -270,7 +256,7 @@ int waitsome(int incount, MPI_Request* requests, int* outcount, int* indices, MP
   Theirs theirs(e);
   int rc = MPI_SUCCESS;
   until([&] {
-    rc = some_pass(requests, e, theirs, outcount, indices, statuses, "MPI_Waitsome");
+    rc = finish_some(requests, e, theirs, outcount, indices, statuses, "MPI_Waitsome");
     return rc != MPI_SUCCESS || *outcount != 0;
   });
   return rc;
@@ -282,7 +268,7 @@ int testsome(int incount, MPI_Request* requests, int* outcount, int* indices, MP
   if (freed) return freed_request("MPI_Testsome");
   Theirs theirs(e);
   progress();
-  return some_pass(requests, e, theirs, outcount, indices, statuses, "MPI_Testsome");
+  return finish_some(requests, e, theirs, outcount, indices, statuses, "MPI_Testsome");
 }
 
 }  // namespace tsmpi::ranks::api

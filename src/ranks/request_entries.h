@@ -179,4 +179,31 @@ struct Theirs {
   }
 };
 
+// One pass of a "some" call (MPI_Waitsome, MPI_Testsome, MPI_Request_get_status_some): every
+// completed engine request through engine(i, status, out) first (finishing or peeking), then the
+// MPI's through `call` (Theirs::some; handles written back when `requests` is given).
+// *outcount is MPI_UNDEFINED when every entry is null or inactive.
+template <class Engine, class SomeCall>
+int some_pass(const std::vector<Entry>& e, Theirs& theirs, Engine&& engine, SomeCall&& call, MPI_Request* requests,
+              int* outcount, int* indices, MPI_Status* statuses, const char* name) {
+  Outcome out;
+  int n = 0;
+  bool all_null = true;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    if (e[i].what != Entry::kEngine) continue;
+    all_null = false;
+    if (!completed(e[i].r)) continue;
+    engine(i, at(statuses, n), out);
+    indices[n++] = static_cast<int>(i);
+  }
+  bool reported = false;
+  const int rc = theirs.some(call, requests, e, &n, indices, statuses, out, &reported);
+  if (rc != MPI_SUCCESS) {
+    *outcount = n;
+    return rc;
+  }
+  *outcount = all_null && !reported ? MPI_UNDEFINED : n;
+  return out.report(name);
+}
+
 }  // namespace tsmpi::ranks::api

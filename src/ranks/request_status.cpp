@@ -89,30 +89,18 @@ int request_get_status_some(int incount, const MPI_Request* requests, int* outco
   if (freed) return freed_request("MPI_Request_get_status_some");
   Theirs theirs(e);
   progress();
-  Outcome out;
-  int n = 0;
-  bool all_null = true;
-  for (std::size_t i = 0; i < e.size(); ++i) {
-    if (e[i].what != Entry::kEngine) continue;
-    all_null = false;
-    if (!completed(e[i].r)) continue;
-    MPI_Status* st = at(statuses, n);
-    const int rc = peek(e[i].r, st);
-    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = rc;
-    out.failed(rc, e[i].r->comm);
-    indices[n++] = static_cast<int>(i);
-  }
-  bool reported = false;
-  const int rc = theirs.some([](int count, MPI_Request* h, int* got, int* idx, MPI_Status* sts) {
-    return mpi::request_get_status_some(count, h, got, idx, sts);
-  }, nullptr, e, &n, indices, statuses, out, &reported);
-  if (rc != MPI_SUCCESS) {
-    *outcount = n;
-    return rc;
-  }
-  all_null = all_null && !reported;
-  *outcount = all_null ? MPI_UNDEFINED : n;
-  return out.report("MPI_Request_get_status_some");
+  // Completed requests are only peeked at: they stay as they are.
+  return some_pass(
+      e, theirs,
+      [&](std::size_t i, MPI_Status* st, Outcome& out) {
+        const int rc = peek(e[i].r, st);
+        if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = rc;
+        out.failed(rc, e[i].r->comm);
+      },
+      [](int count, MPI_Request* h, int* got, int* idx, MPI_Status* sts) {
+        return mpi::request_get_status_some(count, h, got, idx, sts);
+      },
+      nullptr, outcount, indices, statuses, "MPI_Request_get_status_some");
 }
 #endif
 
