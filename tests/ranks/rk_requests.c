@@ -39,7 +39,8 @@
         a barrier), then flag 1 with the right status and the request not freed (handle
         unchanged); MPI_Wait then gives the same status; also on a persistent receive (flag 0,
         flag 1, MPI_Wait, still usable), on an inactive persistent request and on
-        MPI_REQUEST_NULL (flag 1, empty status).
+        MPI_REQUEST_NULL (flag 1, empty status); where mpi.h is MPI 4.1 (MPICH 4.2),
+        MPI_Request_get_status_some over an Irecv, MPI_REQUEST_NULL and an Isend the same way.
      f. cancel and free: MPI_Cancel of an Irecv nothing matches (specific and MPI_ANY_SOURCE),
         completed by MPI_Wait, MPI_Test, and by MPI_Waitall beside an MPI_COMM_SELF receive:
         MPI_Test_cancelled true (false for the other), handle MPI_REQUEST_NULL;
@@ -753,6 +754,49 @@ static void part_get_status(int r, int left, int right, int round) {
   MPI_OK(MPI_Request_free(&pr));
   MPI_OK(MPI_Request_free(&ps));
   CHECK(pr == MPI_REQUEST_NULL && ps == MPI_REQUEST_NULL, "e. MPI_Request_free: handle not MPI_REQUEST_NULL");
+
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+  /* MPI 4.1's MPI_Request_get_status_some over an Irecv, MPI_REQUEST_NULL and an Isend:
+     MPI_UNDEFINED while all are null, outcount 0 before the matching send is posted, then each
+     reported at its index (the receive with its status), the null entry never, handles kept. */
+  MPI_Request q[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPI_Status sts[3];
+  int idx[3], oc = -5;
+  MPI_OK(MPI_Request_get_status_some(3, q, &oc, idx, sts));
+  CHECK(oc == MPI_UNDEFINED, "e. MPI_Request_get_status_some of null requests: outcount %d", oc);
+  memset(in, 0, sizeof in);
+  pattern_fill(out, n, r, right, tag + 2, round);
+  MPI_OK(MPI_Irecv(in, 40, MPI_INT, left, tag + 2, tc, &q[0]));
+  const MPI_Request qsaved = q[0];
+  oc = -5;
+  MPI_OK(MPI_Request_get_status_some(3, q, &oc, idx, sts));
+  CHECK(oc == 0, "e. MPI_Request_get_status_some before the matching send is posted: outcount %d", oc);
+  MPI_OK(MPI_Barrier(tc));
+  MPI_OK(MPI_Isend(out, n, MPI_INT, right, tag + 2, tc, &q[2]));
+  int seen_recv = 0, seen_send = 0;
+  while (!(seen_recv && seen_send)) {
+    junk(sts, 3);
+    if (MPI_OK(MPI_Request_get_status_some(3, q, &oc, idx, sts)) != MPI_SUCCESS) break;
+    if (oc < 0 || oc > 2) {
+      CHECK(0, "e. MPI_Request_get_status_some: outcount %d", oc);
+      break;
+    }
+    for (int k = 0; k < oc; ++k) {
+      if (idx[k] == 0) {
+        check_status(&sts[k], left, tag + 2, n, "e. MPI_Request_get_status_some");
+        seen_recv = 1;
+      } else if (idx[k] == 2) {
+        seen_send = 1;
+      } else {
+        CHECK(0, "e. MPI_Request_get_status_some reported index %d", idx[k]);
+      }
+    }
+  }
+  CHECK(q[0] == qsaved && q[1] == MPI_REQUEST_NULL && q[2] != MPI_REQUEST_NULL,
+        "e. MPI_Request_get_status_some changed a handle");
+  MPI_OK(MPI_Waitall(3, q, MPI_STATUSES_IGNORE));
+  check_data(in, n, left, r, tag + 2, round, "e. MPI_Request_get_status_some");
+#endif
 }
 
 /* ---- f. MPI_Cancel, MPI_Request_free of active requests ----------------------------------- */
