@@ -4,7 +4,10 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 
 #include "ranks/transport.h"
 #include "runtime/mpi_version.h"
@@ -28,6 +31,24 @@ struct Displs {
   Displs(const int* p) : i(p) {}
   Displs(const MPI_Aint* p) : a(p) {}
   MPI_Aint operator[](int k) const { return i ? i[k] : a[k]; }
+};
+
+struct Request;
+
+// How a collective call completes: blocking (nullptr), into a new request (*out: MPI_Ibcast ...),
+// or into a persistent collective request being started (MPI_Bcast_init's, at MPI_Start), which
+// the call names in its errors and reports.
+struct CollRequest {
+  MPI_Request* out = nullptr;
+  Request* started = nullptr;
+  const char* init_call = nullptr;
+  CollRequest(std::nullptr_t) {}
+  CollRequest(MPI_Request* r) : out(r) {}
+  CollRequest(Request* p, const char* call) : started(p), init_call(call) {}
+  explicit operator bool() const { return out || started; }
+  const char* name(const char* nonblocking, const char* blocking) const {
+    return started ? init_call : out ? nonblocking : blocking;
+  }
 };
 
 namespace api {
@@ -82,40 +103,48 @@ int request_free(MPI_Request* request);
 // The Fortran handle of a request: the engine's are promoted to an MPI request (requests.h).
 MPI_Fint request_c2f(MPI_Request request);
 
-// Collectives (collectives.cpp). `nonblocking`: the call's request, or nullptr for the blocking form.
-int barrier(MPI_Comm comm, MPI_Request* nonblocking);
-int bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* nonblocking);
+// Collectives (collectives.cpp). `nonblocking`: nullptr for the blocking form, the nonblocking
+// form's request, or a persistent one being started (CollRequest).
+int barrier(MPI_Comm comm, CollRequest nonblocking);
+int bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, CollRequest nonblocking);
 int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nonblocking);
+           MPI_Datatype recvtype, int root, MPI_Comm comm, CollRequest nonblocking);
 int gatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, Counts recvcounts,
-            Displs displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nonblocking);
+            Displs displs, MPI_Datatype recvtype, int root, MPI_Comm comm, CollRequest nonblocking);
 int scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nonblocking);
+            MPI_Datatype recvtype, int root, MPI_Comm comm, CollRequest nonblocking);
 int scatterv(const void* sendbuf, Counts sendcounts, Displs displs, MPI_Datatype sendtype, void* recvbuf,
-             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nonblocking);
+             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, CollRequest nonblocking);
 int allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nonblocking);
+              MPI_Datatype recvtype, MPI_Comm comm, CollRequest nonblocking);
 int allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, Counts recvcounts,
-               Displs displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nonblocking);
+               Displs displs, MPI_Datatype recvtype, MPI_Comm comm, CollRequest nonblocking);
 int alltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nonblocking);
+             MPI_Datatype recvtype, MPI_Comm comm, CollRequest nonblocking);
 int alltoallv(const void* sendbuf, Counts sendcounts, Displs sdispls, MPI_Datatype sendtype, void* recvbuf,
-              Counts recvcounts, Displs rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nonblocking);
+              Counts recvcounts, Displs rdispls, MPI_Datatype recvtype, MPI_Comm comm, CollRequest nonblocking);
 int alltoallw(const void* sendbuf, Counts sendcounts, Displs sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
               Counts recvcounts, Displs rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
-              MPI_Request* nonblocking);
+              CollRequest nonblocking);
 int reduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
-           MPI_Comm comm, MPI_Request* nonblocking);
+           MPI_Comm comm, CollRequest nonblocking);
 int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-              MPI_Request* nonblocking);
+              CollRequest nonblocking);
 int reduce_scatter(const void* sendbuf, void* recvbuf, Counts recvcounts, MPI_Datatype type, MPI_Op op,
-                   MPI_Comm comm, MPI_Request* nonblocking);
+                   MPI_Comm comm, CollRequest nonblocking);
 int reduce_scatter_block(const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype type, MPI_Op op,
-                         MPI_Comm comm, MPI_Request* nonblocking);
+                         MPI_Comm comm, CollRequest nonblocking);
 int scan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-         MPI_Request* nonblocking);
+         CollRequest nonblocking);
 int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-           MPI_Request* nonblocking);
+           CollRequest nonblocking);
+
+// MPI_Bcast_init and the other persistent collectives (MPI-4.0 §6.13; Open MPI 4.1's MPIX_*_init):
+// a persistent request of the calling thread-rank whose MPI_Start runs `start`, the collective's
+// nonblocking form completing into it. The communicator and a rooted collective's root are
+// checked here; the other arguments, read at each start, when it starts.
+int collective_init(const char* call, MPI_Comm comm, MPI_Request* request, std::optional<int> root,
+                    std::function<int(Request*)> start);
 
 // Communicators, groups, attributes, names, error handlers (comm_ops.cpp).
 int comm_rank(MPI_Comm comm, int* rank);

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "ranks/api.h"
+#include "runtime/function_table.h"
 
 namespace tsmpi::ranks::on {
 
@@ -188,6 +189,85 @@ inline int Exscan(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, M
 inline int Iexscan(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Request* r) {
   return api::exscan(sb, rb, n, t, op, c, r);
 }
+
+// ---- persistent collectives (MPI-4.0 §6.13; Open MPI 4.1: the MPIX_*_init of its pcollreq
+// extension) ----
+// A request whose MPI_Start runs the nonblocking form into it; the arguments are read at each
+// start. `call`: the name this MPI exports, for errors and checking mode's reports.
+inline const char* init_name(const char* mpi4, const char* mpix) { return find_function(mpi4) >= 0 ? mpi4 : mpix; }
+#define TSMPI_PERSISTENT_ROOTED(base, root, ...)                                              \
+  static const char* const call = init_name("MPI_" base "_init", "MPIX_" base "_init");      \
+  return api::collective_init(call, c, r, root, [=](Request* p) { return __VA_ARGS__; })
+#define TSMPI_PERSISTENT(base, ...) TSMPI_PERSISTENT_ROOTED(base, std::nullopt, __VA_ARGS__)
+inline int Barrier_init(MPI_Comm c, MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT("Barrier", api::barrier(c, {p, call}));
+}
+inline int Bcast_init(void* b, auto n, MPI_Datatype t, int root, MPI_Comm c, MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT_ROOTED("Bcast", root, api::bcast(b, n, t, root, c, {p, call}));
+}
+inline int Gather_init(const void* sb, auto sn, MPI_Datatype st, void* rb, auto rn, MPI_Datatype rt, int root,
+                       MPI_Comm c, MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT_ROOTED("Gather", root, api::gather(sb, sn, st, rb, rn, rt, root, c, {p, call}));
+}
+inline int Gatherv_init(const void* sb, auto sn, MPI_Datatype st, void* rb, const auto* rn, const auto* d,
+                        MPI_Datatype rt, int root, MPI_Comm c, MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT_ROOTED("Gatherv", root, api::gatherv(sb, sn, st, rb, rn, d, rt, root, c, {p, call}));
+}
+inline int Scatter_init(const void* sb, auto sn, MPI_Datatype st, void* rb, auto rn, MPI_Datatype rt, int root,
+                        MPI_Comm c, MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT_ROOTED("Scatter", root, api::scatter(sb, sn, st, rb, rn, rt, root, c, {p, call}));
+}
+inline int Scatterv_init(const void* sb, const auto* sn, const auto* d, MPI_Datatype st, void* rb, auto rn,
+                         MPI_Datatype rt, int root, MPI_Comm c, MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT_ROOTED("Scatterv", root, api::scatterv(sb, sn, d, st, rb, rn, rt, root, c, {p, call}));
+}
+inline int Allgather_init(const void* sb, auto sn, MPI_Datatype st, void* rb, auto rn, MPI_Datatype rt, MPI_Comm c,
+                          MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT("Allgather", api::allgather(sb, sn, st, rb, rn, rt, c, {p, call}));
+}
+inline int Allgatherv_init(const void* sb, auto sn, MPI_Datatype st, void* rb, const auto* rn, const auto* d,
+                           MPI_Datatype rt, MPI_Comm c, MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT("Allgatherv", api::allgatherv(sb, sn, st, rb, rn, d, rt, c, {p, call}));
+}
+inline int Alltoall_init(const void* sb, auto sn, MPI_Datatype st, void* rb, auto rn, MPI_Datatype rt, MPI_Comm c,
+                         MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT("Alltoall", api::alltoall(sb, sn, st, rb, rn, rt, c, {p, call}));
+}
+inline int Alltoallv_init(const void* sb, const auto* sn, const auto* sd, MPI_Datatype st, void* rb, const auto* rn,
+                          const auto* rd, MPI_Datatype rt, MPI_Comm c, MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT("Alltoallv", api::alltoallv(sb, sn, sd, st, rb, rn, rd, rt, c, {p, call}));
+}
+inline int Alltoallw_init(const void* sb, const auto* sn, const auto* sd, const MPI_Datatype* st, void* rb,
+                          const auto* rn, const auto* rd, const MPI_Datatype* rt, MPI_Comm c, MPI_Info,
+                          MPI_Request* r) {
+  TSMPI_PERSISTENT("Alltoallw", api::alltoallw(sb, sn, sd, st, rb, rn, rd, rt, c, {p, call}));
+}
+inline int Reduce_init(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c, MPI_Info,
+                       MPI_Request* r) {
+  TSMPI_PERSISTENT_ROOTED("Reduce", root, api::reduce(sb, rb, n, t, op, root, c, {p, call}));
+}
+inline int Allreduce_init(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Info,
+                          MPI_Request* r) {
+  TSMPI_PERSISTENT("Allreduce", api::allreduce(sb, rb, n, t, op, c, {p, call}));
+}
+inline int Reduce_scatter_init(const void* sb, void* rb, const auto* rn, MPI_Datatype t, MPI_Op op, MPI_Comm c,
+                               MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT("Reduce_scatter", api::reduce_scatter(sb, rb, rn, t, op, c, {p, call}));
+}
+inline int Reduce_scatter_block_init(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, MPI_Comm c,
+                                     MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT("Reduce_scatter_block", api::reduce_scatter_block(sb, rb, n, t, op, c, {p, call}));
+}
+inline int Scan_init(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Info,
+                     MPI_Request* r) {
+  TSMPI_PERSISTENT("Scan", api::scan(sb, rb, n, t, op, c, {p, call}));
+}
+inline int Exscan_init(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Info,
+                       MPI_Request* r) {
+  TSMPI_PERSISTENT("Exscan", api::exscan(sb, rb, n, t, op, c, {p, call}));
+}
+#undef TSMPI_PERSISTENT
+#undef TSMPI_PERSISTENT_ROOTED
 
 // ---- the attached buffer (each MPI process of an address space has its own) ----
 inline int Buffer_attach(void* b, auto size) { return api::buffer_attach(b, size); }

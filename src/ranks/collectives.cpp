@@ -394,7 +394,7 @@ int collective_tag(std::uint32_t seq, const char* call) {
 // mode compares the collective with the other local members' (checks/thread_rank_collectives.h).
 enum class Path { kGeneric, kTeam };
 template <class Algorithm>
-int run(Caller& k, const char* call, MPI_Request* nonblocking, int root, Path path, Algorithm&& algorithm) {
+int run(Caller& k, const char* call, CollRequest nonblocking, int root, Path path, Algorithm&& algorithm) {
   const CollectiveCount::Ticket t = k.m->collectives.take(path == Path::kTeam);
   const std::uint32_t seq = t.seq;
   Coll coll{k.c, k.m->rank, collective_tag(seq, call), t.round};
@@ -402,14 +402,14 @@ int run(Caller& k, const char* call, MPI_Request* nonblocking, int root, Path pa
   const bool checked = checks::g_on;
   if (checked) {
     checks::thread_rank_collective_begin(k.c, seq, find_function(call), root, k.m->rank,
-                                         static_cast<int>(k.c->local_ranks.size()), nonblocking == nullptr);
+                                         static_cast<int>(k.c->local_ranks.size()), !nonblocking);
   }
   if (!nonblocking) {
     int rc = algorithm(coll);
     if (checked) checks::thread_rank_collective_end(k.c, seq, coll.me, true);
     return raise(k.c, rc, call);
   }
-  Request* r = new_request(k.c, k.m->rank, 1, nonblocking);
+  Request* r = nonblocking.started ? nonblocking.started : new_request(k.c, k.m->rank, 1, nonblocking.out);
   if (!r) return raise(k.c, MPI_ERR_INTERN, call);
   run_in_background([r, coll, seq, checked, algorithm = std::forward<Algorithm>(algorithm)]() mutable {
     r->err = algorithm(coll);
@@ -423,8 +423,8 @@ int run(Caller& k, const char* call, MPI_Request* nonblocking, int root, Path pa
 
 namespace api {
 
-int barrier(MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Ibarrier" : "MPI_Barrier";
+int barrier(MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Ibarrier", "MPI_Barrier");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (hierarchical(k.c)) {
@@ -433,8 +433,8 @@ int barrier(MPI_Comm comm, MPI_Request* nb) {
   return run(k, call, nb, -1, Path::kGeneric, [](const Coll& c) { return barrier_generic(c); });
 }
 
-int bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Ibcast" : "MPI_Bcast";
+int bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Ibcast", "MPI_Bcast");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
@@ -445,8 +445,8 @@ int bcast(void* buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm
 }
 
 int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Igather" : "MPI_Gather";
+           MPI_Datatype recvtype, int root, MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Igather", "MPI_Gather");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
@@ -456,8 +456,8 @@ int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void
 }
 
 int gatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, Counts recvcounts,
-            Displs displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Igatherv" : "MPI_Gatherv";
+            Displs displs, MPI_Datatype recvtype, int root, MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Igatherv", "MPI_Gatherv");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
@@ -467,8 +467,8 @@ int gatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, voi
 }
 
 int scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Iscatter" : "MPI_Scatter";
+            MPI_Datatype recvtype, int root, MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Iscatter", "MPI_Scatter");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
@@ -478,8 +478,8 @@ int scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, voi
 }
 
 int scatterv(const void* sendbuf, Counts sendcounts, Displs displs, MPI_Datatype sendtype, void* recvbuf,
-             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Iscatterv" : "MPI_Scatterv";
+             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Iscatterv", "MPI_Scatterv");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
@@ -489,8 +489,8 @@ int scatterv(const void* sendbuf, Counts sendcounts, Displs displs, MPI_Datatype
 }
 
 int allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Iallgather" : "MPI_Allgather";
+              MPI_Datatype recvtype, MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Iallgather", "MPI_Allgather");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
@@ -499,8 +499,8 @@ int allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, v
 }
 
 int allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, Counts recvcounts,
-               Displs displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Iallgatherv" : "MPI_Allgatherv";
+               Displs displs, MPI_Datatype recvtype, MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Iallgatherv", "MPI_Allgatherv");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
@@ -509,8 +509,8 @@ int allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, 
 }
 
 int alltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Ialltoall" : "MPI_Alltoall";
+             MPI_Datatype recvtype, MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Ialltoall", "MPI_Alltoall");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
@@ -521,8 +521,8 @@ int alltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, vo
 }
 
 int alltoallv(const void* sendbuf, Counts sendcounts, Displs sdispls, MPI_Datatype sendtype, void* recvbuf,
-              Counts recvcounts, Displs rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Ialltoallv" : "MPI_Alltoallv";
+              Counts recvcounts, Displs rdispls, MPI_Datatype recvtype, MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Ialltoallv", "MPI_Alltoallv");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
@@ -533,8 +533,8 @@ int alltoallv(const void* sendbuf, Counts sendcounts, Displs sdispls, MPI_Dataty
 }
 
 int alltoallw(const void* sendbuf, Counts sendcounts, Displs sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
-              Counts recvcounts, Displs rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Ialltoallw" : "MPI_Alltoallw";
+              Counts recvcounts, Displs rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Ialltoallw", "MPI_Alltoallw");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
@@ -545,8 +545,8 @@ int alltoallw(const void* sendbuf, Counts sendcounts, Displs sdispls, const MPI_
 }
 
 int reduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
-           MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Ireduce" : "MPI_Reduce";
+           MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Ireduce", "MPI_Reduce");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
@@ -557,8 +557,8 @@ int reduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype typ
 }
 
 int allreduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-              MPI_Request* nb) {
-  const char* call = nb ? "MPI_Iallreduce" : "MPI_Allreduce";
+              CollRequest nb) {
+  const char* call = nb.name("MPI_Iallreduce", "MPI_Allreduce");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (hierarchical(k.c)) {
@@ -596,8 +596,8 @@ int reduce_scatter_generic(const Coll& c, const void* sendbuf, void* recvbuf, Co
 }  // namespace
 
 int reduce_scatter(const void* sendbuf, void* recvbuf, Counts recvcounts, MPI_Datatype type, MPI_Op op,
-                   MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Ireduce_scatter" : "MPI_Reduce_scatter";
+                   MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Ireduce_scatter", "MPI_Reduce_scatter");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
@@ -606,8 +606,8 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, Counts recvcounts, MPI_Da
 }
 
 int reduce_scatter_block(const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype type, MPI_Op op,
-                         MPI_Comm comm, MPI_Request* nb) {
-  const char* call = nb ? "MPI_Ireduce_scatter_block" : "MPI_Reduce_scatter_block";
+                         MPI_Comm comm, CollRequest nb) {
+  const char* call = nb.name("MPI_Ireduce_scatter_block", "MPI_Reduce_scatter_block");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
@@ -616,16 +616,16 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, MPI_Count recvcount
 }
 
 int scan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-         MPI_Request* nb) {
-  const char* call = nb ? "MPI_Iscan" : "MPI_Scan";
+         CollRequest nb) {
+  const char* call = nb.name("MPI_Iscan", "MPI_Scan");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, false); });
 }
 
 int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-           MPI_Request* nb) {
-  const char* call = nb ? "MPI_Iexscan" : "MPI_Exscan";
+           CollRequest nb) {
+  const char* call = nb.name("MPI_Iexscan", "MPI_Exscan");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, true); });

@@ -1,18 +1,33 @@
-// Starting, cancelling, freeing and converting requests of thread-ranks: MPI_Start(all) on
-// arrays mixing the engine's persistent requests and the MPI's, MPI_Cancel, MPI_Request_free,
+// Starting, cancelling, freeing and converting requests of thread-ranks: the persistent
+// collectives' requests (MPI_Bcast_init ...), MPI_Start(all) on arrays mixing the engine's
+// persistent requests and the MPI's, MPI_Cancel, MPI_Request_free,
 // MPI_Request_c2f (the engine's request promoted to a generalized request, requests.h).
 #include "ranks/api.h"
+#include "ranks/caller.h"
 #include "ranks/request_entries.h"
 
 namespace tsmpi::ranks::api {
 
 // ---- starting, cancelling, freeing ----------------------------------------------------------
 
+int collective_init(const char* call, MPI_Comm comm, MPI_Request* request, std::optional<int> root,
+                    std::function<int(Request*)> start) {
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  if (root)
+    if (int e = check_root(k.c, *root)) return k.fail(e, call);
+  return raise(k.c, persistent_collective_init(k.c, k.m->rank, std::move(start), request), call);
+}
+
 int start(MPI_Request* request) {
   Entry e = classify(*request);
   if (e.what == Entry::kFreed) return freed_request("MPI_Start");
   if (e.r && !e.stand_in) {
     if (!e.r->persistent) return raise(e.r->comm, MPI_ERR_REQUEST, "MPI_Start");
+    if (e.r->start_collective) {
+      if (e.r->active) return raise(e.r->comm, MPI_ERR_REQUEST, "MPI_Start");
+      return persistent_start(e.r);  // the collective raises its own errors
+    }
     return raise(e.r->comm, persistent_start(e.r), "MPI_Start");
   }
   return mpi::start(request);

@@ -145,12 +145,31 @@ int persistent_init(Comm* c, int me, bool is_recv, const TypedBuffer& b, int pee
   return publish(r, out) ? MPI_SUCCESS : MPI_ERR_INTERN;
 }
 
+int persistent_collective_init(Comm* c, int me, std::function<int(Request*)> start, MPI_Request* out) {
+  Request* r = Pool<Request>::make();
+  r->comm = c;
+  r->me = me;
+  r->persistent = true;
+  r->refs.store(1, std::memory_order_relaxed);  // the program's; each start adds the operation's
+  r->start_collective = std::move(start);
+  return publish(r, out) ? MPI_SUCCESS : MPI_ERR_INTERN;
+}
+
 int persistent_start(Request* r) {
   if (r->active) return MPI_ERR_REQUEST;  // MPI_Start on an active request is erroneous
   r->active = true;
   r->err = MPI_SUCCESS;
   r->parts.store(1, std::memory_order_relaxed);
   r->done.reset();
+  if (r->start_collective) {
+    r->refs.fetch_add(1, std::memory_order_relaxed);
+    const int rc = r->start_collective(r);
+    if (rc != MPI_SUCCESS) {  // not started (the collective raised it): complete with the error
+      r->err = rc;
+      part_done(r);
+    }
+    return rc;
+  }
   r->send.done.reset();
   r->send.err = MPI_SUCCESS;
   r->recv.done.reset();

@@ -38,6 +38,9 @@ struct Request {
   TypedBuffer buf;
   int peer = 0, tag = 0;
   SendMode mode = SendMode::kStandard;
+  // A persistent collective (MPI_Bcast_init, ...): starts the collective's nonblocking form into
+  // this request; an error is raised by the collective and returned.
+  std::function<int(Request*)> start_collective;
 
   // The generalized request that stands for it (promote), completed once: by whichever of the
   // operation's completion and the promotion comes second.
@@ -76,6 +79,8 @@ void wait_for(Request* r);
 // Persistent operations.
 int persistent_init(Comm* c, int me, bool is_recv, const TypedBuffer& b, int peer, int tag, SendMode mode,
                     MPI_Request* out);
+int persistent_collective_init(Comm* c, int me, std::function<int(Request*)> start, MPI_Request* out);
+// Starts r (inactive); a persistent collective that could not start completes with its error.
 int persistent_start(Request* r);
 
 // MPI_Request_c2f: the MPI request that stands for r (made on first use).

@@ -15,7 +15,8 @@
    Allreduce (SUM, MAX), Allgather, Alltoall, Gather (root size/2), Gatherv (rank j gives j+1
    ints), Scatter (root size-1), Scan, Allgatherv, Alltoallv, Reduce_scatter_block, Exscan, an
    Allreduce with MPI_IN_PLACE of a non-commutative user operation on a derived datatype (each
-   MPI process its own op and type), and Iallreduce + Ibcast completed by one MPI_Waitall;
+   MPI process its own op and type), Iallreduce + Ibcast completed by one MPI_Waitall, and
+   (where the MPI has persistent collectives) Allreduce_init + Bcast_init started three times;
    every result compared with what the members' world ranks give. ROUNDS times, the
    communicators made anew each round. Then both threads of each MPI process run the battery
    at once, each on its own dup of MPI_COMM_WORLD. Each MPI process gives its verdict and calls
@@ -23,6 +24,7 @@
 #include <omp.h>
 
 #include "asp_util.h"
+#include "../common/persistent_collectives.h"
 
 enum { kBig = 100000 };
 
@@ -170,6 +172,29 @@ static void battery(MPI_Comm c, const char* name, const int* members, int n, int
   MPI_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
   CHECK(isum == want_sum, "%s: Iallreduce = %lld, expected %lld", name, isum, want_sum);
   CHECK(ib[0] == 11 && ib[1] == members[0] && ib[2] == n && ib[3] == 44, "%s: Ibcast gave %d %d %d %d", name, ib[0], ib[1], ib[2], ib[3]);
+#if HAVE_PCOLL
+  /* Persistent: Allreduce_init and Bcast_init started three times with new inputs, by
+     MPI_Startall and MPI_Waitall. */
+  long long px = 0, psum = -1;
+  int pb[3];
+  MPI_Request pq[2];
+  MPI_OK(MPI_Allreduce_init(&px, &psum, 1, MPI_LONG_LONG, MPI_SUM, c, MPI_INFO_NULL, &pq[0]));
+  MPI_OK(MPI_Bcast_init(pb, 3, MPI_INT, n - 1, c, MPI_INFO_NULL, &pq[1]));
+  for (int k = 0; k < 3; ++k) {
+    px = members[r] + 1000LL * k;
+    psum = -1;
+    for (int i = 0; i < 3; ++i) pb[i] = r == n - 1 ? members[r] * 10 + k + i : -1;
+    MPI_OK(MPI_Startall(2, pq));
+    MPI_OK(MPI_Waitall(2, pq, MPI_STATUSES_IGNORE));
+    long long want = 1000LL * k * n;
+    for (int j = 0; j < n; ++j) want += members[j];
+    CHECK(psum == want, "%s: Allreduce_init, start %d: %lld, expected %lld", name, k, psum, want);
+    for (int i = 0; i < 3; ++i)
+      CHECK(pb[i] == members[n - 1] * 10 + k + i, "%s: Bcast_init, start %d: element %d is %d", name, k, i, pb[i]);
+  }
+  MPI_OK(MPI_Request_free(&pq[0]));
+  MPI_OK(MPI_Request_free(&pq[1]));
+#endif
   free(sc);
   free(gv);
   free(mv);

@@ -1,9 +1,10 @@
 /* rk_coll: every collective among thread-ranks, with the data checked at every rank.
    usage: rk_coll ROUNDS SPEC         (SPEC as in rk_layout)
 
-   In an OpenMP region (entered ROUNDS times), on the threadcomm in blocking and in
-   nonblocking form (I-form + MPI_Wait), then in blocking form on a split of it (colours by
-   parity, keys reversed), with roots other than 0 that change per round:
+   In an OpenMP region (entered ROUNDS times), on the threadcomm in blocking, nonblocking
+   (I-form + MPI_Wait) and persistent form (MPI_X_init, or Open MPI 4.1's MPIX_X_init: started
+   once, waited for, freed), then in blocking form on a split of it (colours by parity, keys
+   reversed), with roots other than 0 that change per round:
      Barrier (the process's threads all arrived: a per-process counter), Bcast (0 B, 4 B,
      64 KiB), Gather, Gatherv (counts by rank, blocks placed in reverse order), Scatter,
      Scatterv (zero counts included), Allgather, Allgatherv, Alltoall, Alltoallv (zero counts),
@@ -16,8 +17,13 @@
      derived datatype) with Reduce, Allreduce, Scan, Exscan, Reduce_scatter_block: the result
      must be the rank-ordered product M_0 M_1 ... ;
      overlap: Iallreduce, Ialltoall and Ibcast started together, completed with one Waitall;
+     persistent restarts, on the threadcomm and on the split: Allreduce_init, Bcast_init,
+     Allgather_init and Barrier_init started 4 times with new inputs each time (MPI_Startall +
+     MPI_Waitall, or MPI_Start + MPI_Test in reverse order), then an inactive one's empty status
+     and MPI_ERR_ROOT from MPI_Bcast_init for a root out of range;
      the MPI-4 large-count forms (Bcast_c, Allreduce_c, Allgatherv_c, Alltoallv_c,
-     Reduce_scatter_c, Iallreduce_c) where mpi.h has them (MPI_VERSION >= 4: MPICH). */
+     Reduce_scatter_c, Iallreduce_c, Allreduce_init_c) where mpi.h has them (MPI_VERSION >= 4:
+     MPICH). */
 #include <omp.h>
 
 #include "ranks_util.h"
@@ -30,13 +36,35 @@ static MPI_Datatype mat_type;
 static MPI_Op mat_op;
 static atomic_int arrived;
 
-#define RUN(nb, B, I, ...)                               \
+#include "../common/persistent_collectives.h"
+
+/* mode 0: blocking; 1: the I-form + MPI_Wait; 2: the persistent form (init, MPI_Start,
+   MPI_Wait, the request kept inactive, MPI_Request_free). */
+enum { kBlocking, kNonblocking, kPersistent };
+static const char* const form_names[3] = {"blocking", "nonblocking", "persistent"};
+#if HAVE_PCOLL
+#define RUN_PERSISTENT(B, ...)                                                                 \
+  do {                                                                                         \
+    MPI_Request p_ = MPI_REQUEST_NULL;                                                         \
+    MPI_OK(B##_init(__VA_ARGS__, MPI_INFO_NULL, &p_));                                         \
+    MPI_OK(MPI_Start(&p_));                                                                    \
+    MPI_OK(MPI_Wait(&p_, MPI_STATUS_IGNORE));                                                  \
+    CHECK(p_ != MPI_REQUEST_NULL, "%s_init: MPI_Wait freed the persistent request", #B);      \
+    MPI_OK(MPI_Request_free(&p_));                                                             \
+    CHECK(p_ == MPI_REQUEST_NULL, "%s_init: MPI_Request_free left the handle", #B);           \
+  } while (0)
+#else
+#define RUN_PERSISTENT(B, ...) CHECK(0, "%s: this MPI has no persistent collectives", #B)
+#endif
+#define RUN(mode, B, I, ...)                             \
   do {                                                   \
-    if (nb) {                                            \
+    if (mode == kNonblocking) {                          \
       MPI_Request q_ = MPI_REQUEST_NULL;                 \
       MPI_OK(I(__VA_ARGS__, &q_));                       \
       MPI_OK(MPI_Wait(&q_, MPI_STATUS_IGNORE));          \
       CHECK(q_ == MPI_REQUEST_NULL, "%s: request not freed", #I); \
+    } else if (mode == kPersistent) {                    \
+      RUN_PERSISTENT(B, __VA_ARGS__);                    \
     } else {                                             \
       MPI_OK(B(__VA_ARGS__));                            \
     }                                                    \
@@ -88,26 +116,26 @@ static Mat fold(int from, int to, int j) {
 }
 static int mat_eq(Mat a, Mat b) { return !memcmp(&a, &b, sizeof a); }
 
-static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
+static void suite(MPI_Comm comm, int mode, int round, int on_tc) {
   int r, N;
   MPI_Comm_rank(comm, &r);
   MPI_Comm_size(comm, &N);
   char what[96];
-  const char* form = nb ? "nonblocking" : "blocking";
-  int root = (1 + 3 * round + nb) % N;
+  const char* form = form_names[mode];
+  int root = (1 + 3 * round + mode) % N;
   int* big = malloc((size_t)(kLarge + 4 * N * N + 64) * sizeof(int));
   int* big2 = malloc((size_t)(kLarge + 4 * N * N + 64) * sizeof(int));
 
   /* Barrier: every thread of this process arrived before any leaves. */
   snprintf(what, sizeof what, "%s Barrier", form);
   int before = on_tc ? atomic_fetch_add(&arrived, 1) : 0;
-  RUN(nb, MPI_Barrier, MPI_Ibarrier, comm);
+  RUN(mode, MPI_Barrier, MPI_Ibarrier, comm);
   if (on_tc) {
     int now = atomic_load(&arrived);
     CHECK(now >= (before / T + 1) * T, "%s: only %d arrivals in this process when leaving (own arrival %d, %d threads)",
           what, now, before, T);
   }
-  RUN(nb, MPI_Barrier, MPI_Ibarrier, comm);
+  RUN(mode, MPI_Barrier, MPI_Ibarrier, comm);
 
   /* Bcast. */
   static const int bsz[3] = {0, 1, kLarge};
@@ -115,7 +143,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     int n = bsz[z];
     snprintf(what, sizeof what, "%s Bcast of %d ints from %d", form, n, root);
     for (int i = 0; i < n + 1; ++i) big[i] = r == root ? V(root + round, i) : -1;
-    RUN(nb, MPI_Bcast, MPI_Ibcast, big, n, MPI_INT, root, comm);
+    RUN(mode, MPI_Bcast, MPI_Ibcast, big, n, MPI_INT, root, comm);
     for (int i = 0; i < n; ++i)
       if (big[i] != V(root + round, i)) {
         EXPECT_EQ(big[i], V(root + round, i), "element %d", i);
@@ -133,7 +161,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     for (int i = 0; i < 3 * N; ++i) big[i] = -1;
     if (r == groot && inplace)
       for (int i = 0; i < 3; ++i) big[3 * r + i] = V(r, i);
-    RUN(nb, MPI_Gather, MPI_Igather, (inplace && r == groot) ? MPI_IN_PLACE : s, 3, MPI_INT, big, 3, MPI_INT, groot, comm);
+    RUN(mode, MPI_Gather, MPI_Igather, (inplace && r == groot) ? MPI_IN_PLACE : s, 3, MPI_INT, big, 3, MPI_INT, groot, comm);
     if (r == groot)
       for (int p = 0; p < N; ++p)
         for (int i = 0; i < 3; ++i) EXPECT_EQ(big[3 * p + i], V(p, i), "block %d element %d", p, i);
@@ -152,7 +180,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     for (int i = 0; i < pos; ++i) big[i] = -1;
     if (r == groot && inplace)
       for (int i = 0; i < cnt[r]; ++i) big[dsp[r] + i] = V(r, 10 + i);
-    RUN(nb, MPI_Gatherv, MPI_Igatherv, (inplace && r == groot) ? MPI_IN_PLACE : sv, r % 4 + 1, MPI_INT, big, cnt, dsp,
+    RUN(mode, MPI_Gatherv, MPI_Igatherv, (inplace && r == groot) ? MPI_IN_PLACE : sv, r % 4 + 1, MPI_INT, big, cnt, dsp,
         MPI_INT, groot, comm);
     if (r == groot)
       for (int p = 0; p < N; ++p)
@@ -164,7 +192,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
       for (int p = 0; p < N; ++p)
         for (int i = 0; i < 2; ++i) big[2 * p + i] = A(p, groot, i);
     int rv[4] = {-1, -1, -1, -1};
-    RUN(nb, MPI_Scatter, MPI_Iscatter, big, 2, MPI_INT, (inplace && r == groot) ? MPI_IN_PLACE : rv, 2, MPI_INT, groot,
+    RUN(mode, MPI_Scatter, MPI_Iscatter, big, 2, MPI_INT, (inplace && r == groot) ? MPI_IN_PLACE : rv, 2, MPI_INT, groot,
         comm);
     if (!(inplace && r == groot))
       for (int i = 0; i < 2; ++i) EXPECT_EQ(rv[i], A(r, groot, i), "element %d", i);
@@ -182,7 +210,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
         for (int i = 0; i < cnt[p]; ++i) big[dsp[p] + i] = A(p, groot, 20 + i);
     for (int i = 0; i < 4; ++i) rv[i] = -1;
     snprintf(what, sizeof what, "%s Scatterv%s from %d", form, inplace ? " in place" : "", groot);
-    RUN(nb, MPI_Scatterv, MPI_Iscatterv, big, cnt, dsp, MPI_INT, (inplace && r == groot) ? MPI_IN_PLACE : rv, r % 3,
+    RUN(mode, MPI_Scatterv, MPI_Iscatterv, big, cnt, dsp, MPI_INT, (inplace && r == groot) ? MPI_IN_PLACE : rv, r % 3,
         MPI_INT, groot, comm);
     if (!(inplace && r == groot)) {
       for (int i = 0; i < r % 3; ++i) EXPECT_EQ(rv[i], A(r, groot, 20 + i), "element %d", i);
@@ -198,7 +226,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     snprintf(what, sizeof what, "%s Allgather%s", form, inplace ? " in place" : "");
     for (int i = 0; i < 2 * N; ++i) big[i] = -1;
     if (inplace) big[2 * r] = s[0], big[2 * r + 1] = s[1];
-    RUN(nb, MPI_Allgather, MPI_Iallgather, inplace ? MPI_IN_PLACE : s, 2, MPI_INT, big, 2, MPI_INT, comm);
+    RUN(mode, MPI_Allgather, MPI_Iallgather, inplace ? MPI_IN_PLACE : s, 2, MPI_INT, big, 2, MPI_INT, comm);
     for (int p = 0; p < N; ++p)
       for (int i = 0; i < 2; ++i) EXPECT_EQ(big[2 * p + i], V(p, i), "block %d element %d", p, i);
     int* cnt = malloc(N * sizeof(int));
@@ -215,7 +243,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     if (inplace)
       for (int i = 0; i < cnt[r]; ++i) big[dsp[r] + i] = sv[i];
     snprintf(what, sizeof what, "%s Allgatherv%s", form, inplace ? " in place" : "");
-    RUN(nb, MPI_Allgatherv, MPI_Iallgatherv, inplace ? MPI_IN_PLACE : sv, cnt[r], MPI_INT, big, cnt, dsp, MPI_INT, comm);
+    RUN(mode, MPI_Allgatherv, MPI_Iallgatherv, inplace ? MPI_IN_PLACE : sv, cnt[r], MPI_INT, big, cnt, dsp, MPI_INT, comm);
     for (int p = 0; p < N; ++p)
       for (int i = 0; i < cnt[p]; ++i) EXPECT_EQ(big[dsp[p] + i], V(p, 30 + i), "block %d element %d", p, i);
     free(cnt);
@@ -228,10 +256,10 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
       for (int i = 0; i < 2; ++i) big[2 * p + i] = A(r, p, i), big2[2 * p + i] = -1;
     snprintf(what, sizeof what, "%s Alltoall%s", form, inplace ? " in place" : "");
     if (inplace) {
-      RUN(nb, MPI_Alltoall, MPI_Ialltoall, MPI_IN_PLACE, 2, MPI_INT, big, 2, MPI_INT, comm);
+      RUN(mode, MPI_Alltoall, MPI_Ialltoall, MPI_IN_PLACE, 2, MPI_INT, big, 2, MPI_INT, comm);
       memcpy(big2, big, 2 * N * sizeof(int));
     } else {
-      RUN(nb, MPI_Alltoall, MPI_Ialltoall, big, 2, MPI_INT, big2, 2, MPI_INT, comm);
+      RUN(mode, MPI_Alltoall, MPI_Ialltoall, big, 2, MPI_INT, big2, 2, MPI_INT, comm);
     }
     for (int p = 0; p < N; ++p)
       for (int i = 0; i < 2; ++i) EXPECT_EQ(big2[2 * p + i], A(p, r, i), "from %d element %d", p, i);
@@ -254,7 +282,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
       for (int i = 0; i < sc[p]; ++i) big[sd[p] + i] = A(r, p, 40 + i);
     for (int i = 0; i < rpos + 1; ++i) big2[i] = -1;
     snprintf(what, sizeof what, "%s Alltoallv", form);
-    RUN(nb, MPI_Alltoallv, MPI_Ialltoallv, big, sc, sd, MPI_INT, big2, rc, rd, MPI_INT, comm);
+    RUN(mode, MPI_Alltoallv, MPI_Ialltoallv, big, sc, sd, MPI_INT, big2, rc, rd, MPI_INT, comm);
     for (int p = 0; p < N; ++p)
       for (int i = 0; i < rc[p]; ++i) EXPECT_EQ(big2[rd[p] + i], A(p, r, 40 + i), "from %d element %d", p, i);
     EXPECT_EQ(big2[rpos], -1, "element past the blocks");
@@ -278,7 +306,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
       }
     }
     snprintf(what, sizeof what, "%s Alltoallw", form);
-    RUN(nb, MPI_Alltoallw, MPI_Ialltoallw, sb, sc, sd, st, rb, rc, rd, rt, comm);
+    RUN(mode, MPI_Alltoallw, MPI_Ialltoallw, sb, sc, sd, st, rb, rc, rd, rt, comm);
     for (int p = 0; p < N; ++p) {
       if ((r + p) % 2 == 0) {
         double d;
@@ -308,7 +336,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     int s[3] = {r, r + 1, 2 * r}, out[3] = {-1, -1, -1};
     snprintf(what, sizeof what, "%s Reduce SUM%s to %d", form, inplace ? " in place" : "", rroot);
     if (inplace && r == rroot) memcpy(out, s, sizeof s);
-    RUN(nb, MPI_Reduce, MPI_Ireduce, (inplace && r == rroot) ? MPI_IN_PLACE : s, out, 3, MPI_INT, MPI_SUM, rroot, comm);
+    RUN(mode, MPI_Reduce, MPI_Ireduce, (inplace && r == rroot) ? MPI_IN_PLACE : s, out, 3, MPI_INT, MPI_SUM, rroot, comm);
     if (r == rroot) {
       EXPECT_EQ(out[0], sum_r, "element 0");
       EXPECT_EQ(out[1], sum_r + N, "element 1");
@@ -317,7 +345,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     double dm = (r * 7) % N + 0.25, dmax = -1;
     snprintf(what, sizeof what, "%s Reduce MAX%s to %d", form, inplace ? " in place" : "", rroot);
     if (inplace && r == rroot) dmax = dm;
-    RUN(nb, MPI_Reduce, MPI_Ireduce, (inplace && r == rroot) ? MPI_IN_PLACE : &dm, &dmax, 1, MPI_DOUBLE, MPI_MAX, rroot,
+    RUN(mode, MPI_Reduce, MPI_Ireduce, (inplace && r == rroot) ? MPI_IN_PLACE : &dm, &dmax, 1, MPI_DOUBLE, MPI_MAX, rroot,
         comm);
     double want = -1;
     for (int q = 0; q < N; ++q)
@@ -328,7 +356,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     } ml = {(r * 5 + 3) % 4, r}, mlo = {-1, -1};
     snprintf(what, sizeof what, "%s Reduce MINLOC%s to %d", form, inplace ? " in place" : "", rroot);
     if (inplace && r == rroot) mlo = ml;
-    RUN(nb, MPI_Reduce, MPI_Ireduce, (inplace && r == rroot) ? MPI_IN_PLACE : &ml, &mlo, 1, MPI_2INT, MPI_MINLOC, rroot,
+    RUN(mode, MPI_Reduce, MPI_Ireduce, (inplace && r == rroot) ? MPI_IN_PLACE : &ml, &mlo, 1, MPI_2INT, MPI_MINLOC, rroot,
         comm);
     int wv = 99, wl = -1;
     for (int q = 0; q < N; ++q)
@@ -341,18 +369,18 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     for (int q = 0; q < N; ++q) wx ^= 0x5a5a0000u ^ (unsigned)q * 2654435761u;
     snprintf(what, sizeof what, "%s Allreduce BXOR%s", form, inplace ? " in place" : "");
     if (inplace) xo = x;
-    RUN(nb, MPI_Allreduce, MPI_Iallreduce, inplace ? MPI_IN_PLACE : &x, &xo, 1, MPI_UNSIGNED, MPI_BXOR, comm);
+    RUN(mode, MPI_Allreduce, MPI_Iallreduce, inplace ? MPI_IN_PLACE : &x, &xo, 1, MPI_UNSIGNED, MPI_BXOR, comm);
     EXPECT_EQ(xo, wx, "value");
     long long ls[2] = {r, (long long)r * r}, lo[2] = {-1, -1};
     snprintf(what, sizeof what, "%s Allreduce SUM long long%s", form, inplace ? " in place" : "");
     if (inplace) memcpy(lo, ls, sizeof ls);
-    RUN(nb, MPI_Allreduce, MPI_Iallreduce, inplace ? MPI_IN_PLACE : ls, lo, 2, MPI_LONG_LONG, MPI_SUM, comm);
+    RUN(mode, MPI_Allreduce, MPI_Iallreduce, inplace ? MPI_IN_PLACE : ls, lo, 2, MPI_LONG_LONG, MPI_SUM, comm);
     EXPECT_EQ(lo[0], sum_r, "sum of ranks");
     EXPECT_EQ(lo[1], (long long)(N - 1) * N * (2 * N - 1) / 6, "sum of squares");
     int mx = -1, mi = (r * 3) % (N + 1);
     snprintf(what, sizeof what, "%s Allreduce MAX%s", form, inplace ? " in place" : "");
     if (inplace) mx = mi;
-    RUN(nb, MPI_Allreduce, MPI_Iallreduce, inplace ? MPI_IN_PLACE : &mi, &mx, 1, MPI_INT, MPI_MAX, comm);
+    RUN(mode, MPI_Allreduce, MPI_Iallreduce, inplace ? MPI_IN_PLACE : &mi, &mx, 1, MPI_INT, MPI_MAX, comm);
     int wmx = -1;
     for (int q = 0; q < N; ++q)
       if ((q * 3) % (N + 1) > wmx) wmx = (q * 3) % (N + 1);
@@ -370,31 +398,31 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     for (int j = 0; j < tot; ++j) big2[j] = -1;
     snprintf(what, sizeof what, "%s Reduce_scatter%s", form, inplace ? " in place" : "");
     if (inplace) {
-      RUN(nb, MPI_Reduce_scatter, MPI_Ireduce_scatter, MPI_IN_PLACE, big, rc, MPI_INT, MPI_SUM, comm);
+      RUN(mode, MPI_Reduce_scatter, MPI_Ireduce_scatter, MPI_IN_PLACE, big, rc, MPI_INT, MPI_SUM, comm);
       memcpy(big2, big, rc[r] * sizeof(int));
     } else {
-      RUN(nb, MPI_Reduce_scatter, MPI_Ireduce_scatter, big, big2, rc, MPI_INT, MPI_SUM, comm);
+      RUN(mode, MPI_Reduce_scatter, MPI_Ireduce_scatter, big, big2, rc, MPI_INT, MPI_SUM, comm);
     }
     for (int i = 0; i < rc[r]; ++i) EXPECT_EQ(big2[i], sum_r + (long long)N * (mine_at + i), "element %d", i);
     free(rc);
     for (int j = 0; j < 2 * N; ++j) big[j] = 2 * r + j, big2[j] = -1;
     snprintf(what, sizeof what, "%s Reduce_scatter_block%s", form, inplace ? " in place" : "");
     if (inplace) {
-      RUN(nb, MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, MPI_IN_PLACE, big, 2, MPI_INT, MPI_SUM, comm);
+      RUN(mode, MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, MPI_IN_PLACE, big, 2, MPI_INT, MPI_SUM, comm);
       memcpy(big2, big, 2 * sizeof(int));
     } else {
-      RUN(nb, MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, big, big2, 2, MPI_INT, MPI_SUM, comm);
+      RUN(mode, MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, big, big2, 2, MPI_INT, MPI_SUM, comm);
     }
     for (int i = 0; i < 2; ++i) EXPECT_EQ(big2[i], 2 * sum_r + (long long)N * (2 * r + i), "element %d", i);
     /* Scan / Exscan of r+1. */
     int sv = r + 1, so = -1;
     snprintf(what, sizeof what, "%s Scan%s", form, inplace ? " in place" : "");
     if (inplace) so = sv;
-    RUN(nb, MPI_Scan, MPI_Iscan, inplace ? MPI_IN_PLACE : &sv, &so, 1, MPI_INT, MPI_SUM, comm);
+    RUN(mode, MPI_Scan, MPI_Iscan, inplace ? MPI_IN_PLACE : &sv, &so, 1, MPI_INT, MPI_SUM, comm);
     EXPECT_EQ(so, (r + 1) * (r + 2) / 2, "prefix sum");
     so = inplace ? sv : -1;
     snprintf(what, sizeof what, "%s Exscan%s", form, inplace ? " in place" : "");
-    RUN(nb, MPI_Exscan, MPI_Iexscan, inplace ? MPI_IN_PLACE : &sv, &so, 1, MPI_INT, MPI_SUM, comm);
+    RUN(mode, MPI_Exscan, MPI_Iexscan, inplace ? MPI_IN_PLACE : &sv, &so, 1, MPI_INT, MPI_SUM, comm);
     if (r > 0) EXPECT_EQ(so, r * (r + 1) / 2, "exclusive prefix sum");
   }
 
@@ -404,24 +432,24 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     int mroot = (N - 1 + round) % N;
     memset(out, 0, sizeof out);
     snprintf(what, sizeof what, "%s Reduce non-commutative to %d", form, mroot);
-    RUN(nb, MPI_Reduce, MPI_Ireduce, in, out, 2, mat_type, mat_op, mroot, comm);
+    RUN(mode, MPI_Reduce, MPI_Ireduce, in, out, 2, mat_type, mat_op, mroot, comm);
     if (r == mroot)
       for (int j = 0; j < 2; ++j) CHECK(mat_eq(out[j], fold(0, N, j)), "%s: element %d is not M_0 ... M_%d", what, j, N - 1);
     memset(out, 0, sizeof out);
     snprintf(what, sizeof what, "%s Allreduce non-commutative", form);
-    RUN(nb, MPI_Allreduce, MPI_Iallreduce, in, out, 2, mat_type, mat_op, comm);
+    RUN(mode, MPI_Allreduce, MPI_Iallreduce, in, out, 2, mat_type, mat_op, comm);
     for (int j = 0; j < 2; ++j) CHECK(mat_eq(out[j], fold(0, N, j)), "%s: element %d is not M_0 ... M_%d", what, j, N - 1);
     memcpy(out, in, sizeof in);
     snprintf(what, sizeof what, "%s Allreduce non-commutative in place", form);
-    RUN(nb, MPI_Allreduce, MPI_Iallreduce, MPI_IN_PLACE, out, 2, mat_type, mat_op, comm);
+    RUN(mode, MPI_Allreduce, MPI_Iallreduce, MPI_IN_PLACE, out, 2, mat_type, mat_op, comm);
     for (int j = 0; j < 2; ++j) CHECK(mat_eq(out[j], fold(0, N, j)), "%s: element %d is not M_0 ... M_%d", what, j, N - 1);
     memset(out, 0, sizeof out);
     snprintf(what, sizeof what, "%s Scan non-commutative", form);
-    RUN(nb, MPI_Scan, MPI_Iscan, in, out, 2, mat_type, mat_op, comm);
+    RUN(mode, MPI_Scan, MPI_Iscan, in, out, 2, mat_type, mat_op, comm);
     for (int j = 0; j < 2; ++j) CHECK(mat_eq(out[j], fold(0, r + 1, j)), "%s: element %d is not M_0 ... M_%d", what, j, r);
     memset(out, 0, sizeof out);
     snprintf(what, sizeof what, "%s Exscan non-commutative", form);
-    RUN(nb, MPI_Exscan, MPI_Iexscan, in, out, 2, mat_type, mat_op, comm);
+    RUN(mode, MPI_Exscan, MPI_Iexscan, in, out, 2, mat_type, mat_op, comm);
     if (r > 0)
       for (int j = 0; j < 2; ++j) CHECK(mat_eq(out[j], fold(0, r, j)), "%s: element %d is not M_0 ... M_%d", what, j, r - 1);
     /* Reduce_scatter_block: N elements, element p = mat_elem(q, p) at rank q; p gets the fold. */
@@ -429,7 +457,7 @@ static void suite(MPI_Comm comm, int nb, int round, int on_tc) {
     for (int p = 0; p < N; ++p) vin[p] = mat_elem(r, p);
     Mat one;
     snprintf(what, sizeof what, "%s Reduce_scatter_block non-commutative", form);
-    RUN(nb, MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, vin, &one, 1, mat_type, mat_op, comm);
+    RUN(mode, MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, vin, &one, 1, mat_type, mat_op, comm);
     CHECK(mat_eq(one, fold(0, N, r)), "%s: not the rank-ordered product", what);
     free(vin);
   }
@@ -462,6 +490,71 @@ static void overlap(MPI_Comm comm, int round) {
   free(b);
 }
 
+#if HAVE_PCOLL
+/* Persistent collectives started again and again: their arguments are read at each start (the
+   inputs change between starts); MPI_Startall and MPI_Waitall over four of them, or MPI_Start
+   each and MPI_Test until done in the reverse order; an inactive request's empty status. */
+static void persistent_restart(MPI_Comm comm, int round) {
+  int r, N;
+  MPI_Comm_rank(comm, &r);
+  MPI_Comm_size(comm, &N);
+  char what[96];
+  long long x = 0, sum = -1;
+  int root = (round + 2) % N;
+  int bc[6], mine[2];
+  int* all = malloc(2 * (size_t)N * sizeof(int));
+  MPI_Request p[4];
+  MPI_OK(MPI_Allreduce_init(&x, &sum, 1, MPI_LONG_LONG, MPI_SUM, comm, MPI_INFO_NULL, &p[0]));
+  MPI_OK(MPI_Bcast_init(bc, 6, MPI_INT, root, comm, MPI_INFO_NULL, &p[1]));
+  MPI_OK(MPI_Allgather_init(mine, 2, MPI_INT, all, 2, MPI_INT, comm, MPI_INFO_NULL, &p[2]));
+  MPI_OK(MPI_Barrier_init(comm, MPI_INFO_NULL, &p[3]));
+  for (int k = 0; k < 4; ++k) {
+    snprintf(what, sizeof what, "persistent collectives, start %d", k);
+    x = r + 100LL * k;
+    sum = -1;
+    for (int i = 0; i < 6; ++i) bc[i] = r == root ? V(root + k, i) : -1;
+    mine[0] = V(r, k);
+    mine[1] = V(r, k + 50);
+    for (int i = 0; i < 2 * N; ++i) all[i] = -1;
+    if (k % 2 == 0) {
+      MPI_OK(MPI_Startall(4, p));
+      MPI_OK(MPI_Waitall(4, p, MPI_STATUSES_IGNORE));
+    } else {
+      for (int j = 0; j < 4; ++j) MPI_OK(MPI_Start(&p[j]));
+      for (int j = 3; j >= 0; --j) {
+        int flag = 0;
+        while (!flag) MPI_OK(MPI_Test(&p[j], &flag, MPI_STATUS_IGNORE));
+      }
+    }
+    EXPECT_EQ(sum, (long long)N * (N - 1) / 2 + 100LL * k * N, "Allreduce_init");
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(bc[i], V(root + k, i), "Bcast_init element %d", i);
+    for (int q = 0; q < N; ++q) {
+      EXPECT_EQ(all[2 * q], V(q, k), "Allgather_init from %d", q);
+      EXPECT_EQ(all[2 * q + 1], V(q, k + 50), "Allgather_init from %d, second element", q);
+    }
+    for (int j = 0; j < 4; ++j) CHECK(p[j] != MPI_REQUEST_NULL, "%s: request %d freed by its completion", what, j);
+  }
+  MPI_Status st;
+  st.MPI_SOURCE = -7;
+  st.MPI_TAG = -7;
+  MPI_OK(MPI_Wait(&p[0], &st));
+  CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG,
+        "MPI_Wait on an inactive persistent collective: source %d tag %d, expected an empty status", st.MPI_SOURCE,
+        st.MPI_TAG);
+  for (int j = 0; j < 4; ++j) {
+    MPI_OK(MPI_Request_free(&p[j]));
+    CHECK(p[j] == MPI_REQUEST_NULL, "MPI_Request_free left request %d", j);
+  }
+  /* A root out of range is refused by the init call, which makes no request. */
+  MPI_Request bad = MPI_REQUEST_NULL;
+  int rc = MPI_Bcast_init(bc, 1, MPI_INT, N, comm, MPI_INFO_NULL, &bad);
+  CHECK(rk_error_class(rc) == MPI_ERR_ROOT && bad == MPI_REQUEST_NULL,
+        "MPI_Bcast_init with root %d of %d: error class %d (expected MPI_ERR_ROOT), request %s", N, N, rk_error_class(rc),
+        bad == MPI_REQUEST_NULL ? "null" : "made");
+  free(all);
+}
+#endif
+
 #if MPI_VERSION >= 4
 static void large_count(MPI_Comm comm, int round) {
   int r, N;
@@ -476,6 +569,13 @@ static void large_count(MPI_Comm comm, int round) {
   long long s = r, o = -1;
   MPI_OK(MPI_Allreduce_c(&s, &o, (MPI_Count)1, MPI_LONG_LONG, MPI_SUM, comm));
   EXPECT_EQ(o, (long long)N * (N - 1) / 2, "Allreduce_c");
+  MPI_Request pq;
+  o = -1;
+  MPI_OK(MPI_Allreduce_init_c(&s, &o, (MPI_Count)1, MPI_LONG_LONG, MPI_SUM, comm, MPI_INFO_NULL, &pq));
+  MPI_OK(MPI_Start(&pq));
+  MPI_OK(MPI_Wait(&pq, MPI_STATUS_IGNORE));
+  EXPECT_EQ(o, (long long)N * (N - 1) / 2, "Allreduce_init_c");
+  MPI_OK(MPI_Request_free(&pq));
   MPI_Request q;
   o = -1;
   MPI_OK(MPI_Iallreduce_c(&s, &o, (MPI_Count)1, MPI_LONG_LONG, MPI_MAX, comm, &q));
@@ -554,19 +654,28 @@ int main(int argc, char** argv) {
       MPI_Comm_rank(tc, &r);
       rk_my = r;
       if (r == offset) rk_set_stage("blocking collectives");
-      suite(tc, 0, round, 1);
+      suite(tc, kBlocking, round, 1);
       MPI_OK(MPI_Barrier(tc));
       if (r == offset) rk_set_stage("nonblocking collectives");
-      suite(tc, 1, round, 1);
+      suite(tc, kNonblocking, round, 1);
       MPI_OK(MPI_Barrier(tc));
+#if HAVE_PCOLL
+      if (r == offset) rk_set_stage("persistent collectives");
+      suite(tc, kPersistent, round, 1);
+      persistent_restart(tc, round);
+      MPI_OK(MPI_Barrier(tc));
+#endif
       if (r == offset) rk_set_stage("overlapped nonblocking collectives");
       overlap(tc, round);
       MPI_OK(MPI_Barrier(tc));
       if (r == offset) rk_set_stage("collectives on a split");
       MPI_Comm s = MPI_COMM_NULL;
       MPI_OK(MPI_Comm_split(tc, r % 2, N_tc - r, &s));
-      suite(s, 0, round, 0);
+      suite(s, kBlocking, round, 0);
       overlap(s, round);
+#if HAVE_PCOLL
+      persistent_restart(s, round);
+#endif
       MPI_OK(MPI_Comm_free(&s));
 #if MPI_VERSION >= 4
       if (r == offset) rk_set_stage("large-count collectives");
@@ -584,7 +693,7 @@ int main(int argc, char** argv) {
   MPI_OK(MPIX_Threadcomm_free(&tc));
   MPI_Op_free(&mat_op);
   MPI_Type_free(&mat_type);
-  rk_say("rk_coll: rank %d: %d threads of %d thread-ranks, %d rounds%s\n", rk_wrank, T, N_tc, rounds,
-         large ? ", large-count forms" : "");
+  rk_say("rk_coll: rank %d: %d threads of %d thread-ranks, %d rounds%s%s\n", rk_wrank, T, N_tc, rounds,
+         HAVE_PCOLL ? ", persistent forms" : "", large ? ", large-count forms" : "");
   return rk_finish();
 }

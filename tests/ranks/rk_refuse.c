@@ -5,7 +5,7 @@
    Region 1 (threadcomm inheriting MPI_ERRORS_RETURN from MPI_COMM_WORLD), every thread-rank
    calls, on the threadcomm and on a dup of it: MPI_Win_create, MPI_Win_allocate, MPI_File_open,
    MPI_Cart_create, MPI_Dist_graph_create_adjacent, MPI_Intercomm_create, MPI_Comm_spawn, and
-   (MPI_VERSION >= 4) MPI_Barrier_init, MPI_Allreduce_init: each must return an error of class
+   (MPI_VERSION >= 4) MPI_Neighbor_allgather_init: each must return an error of class
    MPI_ERR_UNSUPPORTED_OPERATION; then an Allreduce and a ring on the threadcomm must work.
    Region 2 (a new threadcomm made while MPI_COMM_WORLD has MPI_ERRORS_ARE_FATAL): every rank
    sets MPI_ERRORS_RETURN on the threadcomm itself, MPI_Cart_create is refused by return code;
@@ -60,10 +60,8 @@ static int refuse_all(MPI_Comm c, const char* on, int r) {
   REFUSED(MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, c, &child, MPI_ERRCODES_IGNORE));
 #if MPI_VERSION >= 4
   MPI_Request q = MPI_REQUEST_NULL;
-  REFUSED(MPI_Barrier_init(c, MPI_INFO_NULL, &q));
-  int x = r, y = -1;
-  q = MPI_REQUEST_NULL;
-  REFUSED(MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &q));
+  int x = r, y[2] = {-1, -1};
+  REFUSED(MPI_Neighbor_allgather_init(&x, 1, MPI_INT, y, 1, MPI_INT, c, MPI_INFO_NULL, &q));
 #endif
   return refused;
 }
