@@ -113,6 +113,25 @@ static void sleep_ms(int ms) {
   }
 }
 
+/* Sleeps ms of time in which the machine ran: the virtual machines here stand still for 30-60 s
+   at times, after which every timer is due at once; the wait starts again after such a stall,
+   so that the hang watchdog's timer (due well before the fault) has its report out first. */
+static double monotonic_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+static void sleep_running_ms(int ms) {
+  double left = ms / 1000.0;
+  while (left > 0) {
+    const double step = left < 0.1 ? left : 0.1;
+    const double before = monotonic_s();
+    sleep_ms((int)(step * 1000));
+    const double took = monotonic_s() - before;
+    left = took > step + 1.0 ? ms / 1000.0 : left - step;
+  }
+}
+
 /* Threads count themselves just before their blocking call. */
 static atomic_int entered;
 static void entering(const char* call) {
@@ -138,7 +157,7 @@ static void wait_ready(int n) {
     MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, TAG_READY, ready_comm, MPI_STATUS_IGNORE);
   }
   say("%s", "every rank's threads are inside their calls");
-  sleep_ms(fault_delay_ms);
+  sleep_running_ms(fault_delay_ms);
 }
 
 /* ---- abort --------------------------------------------------------------------------------- */
