@@ -24,10 +24,8 @@ int start(MPI_Request* request) {
   if (e.what == Entry::kFreed) return freed_request("MPI_Start");
   if (e.r && !e.stand_in) {
     if (!e.r->persistent) return raise(e.r->comm, MPI_ERR_REQUEST, "MPI_Start");
-    if (e.r->start_collective) {
-      if (e.r->active) return raise(e.r->comm, MPI_ERR_REQUEST, "MPI_Start");
-      return persistent_start(e.r);  // the collective raises its own errors
-    }
+    // An inactive persistent collective raises its own errors (an active one is refused below).
+    if (e.r->start_collective && !e.r->active) return persistent_start(e.r);
     return raise(e.r->comm, persistent_start(e.r), "MPI_Start");
   }
   return mpi::start(request);
