@@ -80,6 +80,18 @@ Packet* Mailbox::take_unexpected(int src, int tag) {
   return p;
 }
 
+Packet* Mailbox::withdraw(int src, int tag, std::uint64_t seq) {
+  Fifo<Packet>* f = unexpected_.find(key(src, tag));
+  if (!f) return nullptr;
+  for (Packet* p = f->head; p; p = p->next) {
+    if (p->seq != seq) continue;
+    f->remove(p);
+    --unexpected_count_;
+    return p;
+  }
+  return nullptr;
+}
+
 void Mailbox::add_unexpected(Packet* p) {
   p->seq = ++seq_;
   ++unexpected_count_;

@@ -52,6 +52,9 @@ class Mailbox {
   Packet* find_unexpected(int src, int tag);
   Packet* take_unexpected(int src, int tag);
   void add_unexpected(Packet* p);
+  // The message (src, tag) with sequence number seq, removed if it is still waiting (a cancelled
+  // send); nullptr when a receive or matched probe took it.
+  Packet* withdraw(int src, int tag, std::uint64_t seq);
   bool empty() const { return unexpected_count_ == 0 && posted_count_ == 0; }
 
  private:

@@ -12,6 +12,7 @@
 namespace tsmpi::ranks {
 
 struct Comm;
+class Mailbox;
 
 // Messages up to this size are copied into a packet when no receive is posted yet; larger ones
 // wait for the receive, which copies them straight from the sender's buffer.
@@ -36,6 +37,13 @@ struct SendOp : Completion {
   TypedBuffer buf;
   std::size_t bytes = 0;
   int err = MPI_SUCCESS;
+  // Where its message waits unreceived in this process (MPI_Cancel withdraws it from there): the
+  // receiver's mailbox and the message's key and sequence number in it; nullptr once it met a
+  // posted receive, or when it went to another process.
+  Mailbox* waits_in = nullptr;
+  int src = 0, tag = 0;
+  std::uint64_t seq = 0;
+  bool cancelled = false;
 };
 
 struct RecvOp : Completion {

@@ -11,6 +11,8 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
   op->buf = b;
   op->bytes = static_cast<std::size_t>(bytes);
   op->err = MPI_SUCCESS;
+  op->waits_in = nullptr;
+  op->cancelled = false;
   if (dest == MPI_PROC_NULL) {
     op->complete();
     return MPI_SUCCESS;
@@ -42,6 +44,10 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
   const bool waits = !eager || mode == SendMode::kSynchronous;
   if (waits) p->sender = op;
   mb.add_unexpected(p);
+  op->waits_in = &mb;
+  op->src = me;
+  op->tag = tag;
+  op->seq = p->seq;
   lock.unlock();
   mb.announce_arrival();
   if (!waits) op->complete();
@@ -108,6 +114,24 @@ bool cancel_recv(Comm* c, int me, Channel ch, RecvOp* r) {
   r->r_bytes = 0;
   r->r_err = MPI_SUCCESS;
   r->complete();
+  return true;
+}
+
+bool cancel_send(SendOp* op) {
+  Mailbox* mb = op->waits_in;
+  if (!mb) return false;
+  Packet* p;
+  {
+    std::lock_guard g(mb->mu);
+    p = mb->withdraw(op->src, op->tag, op->seq);
+  }
+  if (!p) return false;
+  const bool waits = p->sender == op;
+  free_packet(p);
+  op->waits_in = nullptr;
+  op->cancelled = true;
+  // An eager send completed when it was made; one waiting for its receive completes now.
+  if (waits) op->complete();
   return true;
 }
 

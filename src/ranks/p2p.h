@@ -20,6 +20,10 @@ int start_recv(Comm* c, int me, int src, int tag, const TypedBuffer& b, Channel 
 int recv(Comm* c, int me, int src, int tag, const TypedBuffer& b, Channel ch, MPI_Status* status);
 // Cancels a posted receive: true when it had not matched (it is then complete and cancelled).
 bool cancel_recv(Comm* c, int me, Channel ch, RecvOp* r);
+// Cancels a send whose message still waits unreceived in this process (eager, rendezvous or
+// synchronous): true when it was withdrawn (op is then complete and cancelled). A message that
+// met its receive, or went to another process, is not cancelled.
+bool cancel_send(SendOp* op);
 
 int iprobe(Comm* c, int me, int src, int tag, int* flag, MPI_Status* status);
 int probe(Comm* c, int me, int src, int tag, MPI_Status* status);

@@ -36,7 +36,7 @@ int status_of(const Request* r, MPI_Status* status, bool inside_mpi) {
     set_status(status, r->recv.r_src, r->recv.r_tag, err, r->recv.r_bytes, r->recv.cancelled, inside_mpi);
     return err;
   }
-  set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, r->err, 0, false, inside_mpi);
+  set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, r->err, 0, r->send.cancelled, inside_mpi);
   return r->err;
 }
 
@@ -123,8 +123,12 @@ void release(Request* r, MPI_Request* h) {
 }
 
 void cancel(Request* r) {
-  if (!r->has_recv || r->done.is()) return;
-  cancel_recv(r->comm, r->me, Channel::kP2P, &r->recv);
+  if (r->has_recv) {
+    if (!r->done.is()) cancel_recv(r->comm, r->me, Channel::kP2P, &r->recv);
+    return;
+  }
+  // A send: also once complete (an eager message may still wait for its receive).
+  cancel_send(&r->send);
 }
 
 void wait_for(Request* r) { wait_done(r->done, r->comm ? r->comm->family : nullptr); }
@@ -200,8 +204,9 @@ int free_fn(void* extra) {
   return MPI_SUCCESS;
 }
 
-int cancel_fn(void* extra, int complete) {
-  if (!complete) cancel(static_cast<Request*>(extra));
+int cancel_fn(void* extra, int /*complete*/) {
+  // Also when complete: an eager send completes at once, and its message may still be withdrawn.
+  cancel(static_cast<Request*>(extra));
   return MPI_SUCCESS;
 }
 }  // namespace

@@ -71,7 +71,9 @@ int finish(Request* r, MPI_Request* h, MPI_Status* status);
 int peek(Request* r, MPI_Status* status);
 // MPI_Request_free: the handle goes now, the request when its operation completes.
 void release(Request* r, MPI_Request* h);
-// MPI_Cancel: cancels a posted receive (completed as cancelled); a send is not cancelled.
+// MPI_Cancel: cancels a posted receive, or a send whose message waits unreceived in this process
+// (both then complete as cancelled); a message that was received, or went to another process,
+// is not cancelled (MPI_Test_cancelled false).
 void cancel(Request* r);
 // Waits for r's completion (polling other processes when its communicator spans several).
 void wait_for(Request* r);

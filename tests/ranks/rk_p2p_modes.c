@@ -26,7 +26,13 @@
      i. truncation: MPI_Recv and MPI_Irecv + MPI_Wait of 10 ints into 5: MPI_ERR_TRUNCATE
         (error class) returned, then traffic goes on;
      j. derived datatypes: a vector (4 blocks of 2 ints, stride 5) received as 8 contiguous ints
-        and 8 contiguous ints received into the vector (gaps untouched), MPI_Get_count per type. */
+        and 8 contiguous ints received into the vector (gaps untouched), MPI_Get_count per type;
+     k. MPI_Cancel of sends: an eager Isend (8 ints), an Issend (8 ints) and a 64 KiB Isend to
+        the right, each cancelled before its receive is posted (a barrier between): to a
+        thread-rank of this process each is cancelled (MPI_Test_cancelled true), the receiver's
+        receive for it finds nothing and is itself cancelled; to another process the cancel may
+        fail, and the sender tells the receiver which messages it must still take (data checked);
+        then Iprobe finds none of the three envelopes. */
 #include <omp.h>
 
 #include "ranks_util.h"
@@ -416,6 +422,55 @@ static void part_datatypes(int r, int left, int right, int round) {
   MPI_OK(MPI_Type_free(&vec));
 }
 
+static void part_send_cancel(int r, int left, int right, int round) {
+  static const char* names[3] = {"eager Isend", "Issend", "64 KiB Isend"};
+  static const int counts[3] = {8, 8, kLarge};
+  int* sbuf[3];
+  int* rbuf[3];
+  MPI_Request sq[3], rq[3];
+  MPI_Status st[3];
+  int cancelled[3], theirs[3];
+  for (int i = 0; i < 3; ++i) {
+    sbuf[i] = malloc(counts[i] * sizeof(int));
+    rbuf[i] = malloc(counts[i] * sizeof(int));
+    pattern_fill(sbuf[i], counts[i], r, right, 990 + i, round);
+  }
+  MPI_OK(MPI_Isend(sbuf[0], counts[0], MPI_INT, right, 990, tc, &sq[0]));
+  MPI_OK(MPI_Issend(sbuf[1], counts[1], MPI_INT, right, 991, tc, &sq[1]));
+  MPI_OK(MPI_Isend(sbuf[2], counts[2], MPI_INT, right, 992, tc, &sq[2]));
+  for (int i = 0; i < 3; ++i) MPI_OK(MPI_Cancel(&sq[i]));
+  MPI_OK(MPI_Barrier(tc)); /* every cancel was made before any receive is posted */
+  for (int i = 0; i < 3; ++i) MPI_OK(MPI_Irecv(rbuf[i], counts[i], MPI_INT, left, 990 + i, tc, &rq[i]));
+  /* A send to another process that was not cancelled completes once its receive is posted. */
+  MPI_OK(MPI_Waitall(3, sq, st));
+  const int right_here = right >= offset && right < offset + T;
+  for (int i = 0; i < 3; ++i) {
+    MPI_OK(MPI_Test_cancelled(&st[i], &cancelled[i]));
+    CHECK(!right_here || cancelled[i], "%s to thread-rank %d of this process: not cancelled", names[i], right);
+  }
+  MPI_OK(MPI_Sendrecv(cancelled, 3, MPI_INT, right, 995, theirs, 3, MPI_INT, left, 995, tc, MPI_STATUS_IGNORE));
+  for (int i = 0; i < 3; ++i) {
+    char what[64];
+    snprintf(what, sizeof what, "receive of a %s %s", theirs[i] ? "cancelled" : "not cancelled", names[i]);
+    if (theirs[i]) MPI_OK(MPI_Cancel(&rq[i]));
+    MPI_OK(MPI_Wait(&rq[i], &st[i]));
+    int flag = -1;
+    MPI_OK(MPI_Test_cancelled(&st[i], &flag));
+    CHECK(flag == theirs[i], "%s: MPI_Test_cancelled %d", what, flag);
+    if (!theirs[i]) {
+      check_status(&st[i], left, 990 + i, counts[i], MPI_INT, what);
+      CHECK(pattern_verify(rbuf[i], counts[i], left, r, 990 + i, round) < 0, "%s: wrong data", what);
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    int flag = 1;
+    MPI_OK(MPI_Iprobe(left, 990 + i, tc, &flag, MPI_STATUS_IGNORE));
+    CHECK(!flag, "a message of tag %d (%s) is still there after its cancel", 990 + i, names[i]);
+    free(sbuf[i]);
+    free(rbuf[i]);
+  }
+}
+
 int main(int argc, char** argv) {
   rk_init(&argc, &argv, "rk_p2p_modes");
   if (argc < 3) {
@@ -463,6 +518,8 @@ int main(int argc, char** argv) {
       part_truncate(r, left, right, round);
       STAGE("j. datatypes");
       part_datatypes(r, left, right, round);
+      STAGE("k. send cancel");
+      part_send_cancel(r, left, right, round);
       STAGE("end of region");
       MPI_OK(MPIX_Threadcomm_finish(tc));
       rk_my = -1;

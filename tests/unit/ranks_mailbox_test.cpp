@@ -244,6 +244,36 @@ TEST(ranksMailbox, UnpostRemovesExactlyThatReceive) {
   EXPECT_TRUE(mb.empty());
 }
 
+// MPI_Cancel of a send: its message, named by envelope and sequence number, leaves the mailbox
+// only while it waits; the others keep their order, and a taken message is never withdrawn.
+TEST(ranksMailbox, WithdrawRemovesOnlyThatWaitingMessage) {
+  Mailbox mb;
+  Packet* p[5];
+  for (int i = 0; i < 5; ++i) {
+    p[i] = packet(1, 5, static_cast<std::uint64_t>(i));
+    mb.add_unexpected(p[i]);
+  }
+  mb.add_unexpected(packet(2, 5, 100));
+  const std::uint64_t seq2 = p[2]->seq, seq0 = p[0]->seq, seq4 = p[4]->seq;
+  EXPECT_EQ(mb.withdraw(2, 5, seq2), nullptr);  // another source's key
+  EXPECT_EQ(mb.withdraw(1, 6, seq2), nullptr);  // another tag's key
+  Packet* w = mb.withdraw(1, 5, seq2);          // the middle of the FIFO
+  ASSERT_EQ(w, p[2]);
+  tsmpi::ranks::free_packet(w);
+  EXPECT_EQ(mb.withdraw(1, 5, seq2), nullptr);  // gone already
+  EXPECT_EQ(take(mb, 1, 5), 0);
+  EXPECT_EQ(mb.withdraw(1, 5, seq0), nullptr);  // received: not withdrawn
+  w = mb.withdraw(1, 5, seq4);                  // the tail
+  ASSERT_EQ(w, p[4]);
+  tsmpi::ranks::free_packet(w);
+  mb.add_unexpected(packet(1, 5, 5));  // joins after the removed tail
+  EXPECT_EQ(take(mb, AS, 5), 1);
+  EXPECT_EQ(take(mb, 1, AT), 3);
+  EXPECT_EQ(take(mb, AS, AT), 100);
+  EXPECT_EQ(take(mb, 1, 5), 5);
+  EXPECT_TRUE(mb.empty());
+}
+
 TEST(ranksMailbox, EmptyCountsBothSides) {
   Mailbox mb;
   EXPECT_TRUE(mb.empty());
