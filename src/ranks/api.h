@@ -151,6 +151,7 @@ int comm_rank(MPI_Comm comm, int* rank);
 int comm_size(MPI_Comm comm, int* size);
 int comm_compare(MPI_Comm a, MPI_Comm b, int* result);
 int comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
+int comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, const char* call);
 int comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 int comm_free(MPI_Comm* comm);
 int comm_group(MPI_Comm comm, MPI_Group* group);

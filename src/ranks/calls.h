@@ -284,6 +284,10 @@ inline int Comm_size(MPI_Comm c, int* s) { return api::comm_size(c, s); }
 inline int Comm_compare(MPI_Comm a, MPI_Comm b, int* r) { return api::comm_compare(a, b, r); }
 inline int Comm_dup(MPI_Comm c, MPI_Comm* n) { return api::comm_dup(c, n); }
 inline int Comm_dup_with_info(MPI_Comm c, MPI_Info, MPI_Comm* n) { return api::comm_dup(c, n); }
+inline int Comm_idup(MPI_Comm c, MPI_Comm* n, MPI_Request* r) { return api::comm_idup(c, n, r, "MPI_Comm_idup"); }
+inline int Comm_idup_with_info(MPI_Comm c, MPI_Info, MPI_Comm* n, MPI_Request* r) {
+  return api::comm_idup(c, n, r, "MPI_Comm_idup_with_info");
+}
 inline int Comm_split(MPI_Comm c, int color, int key, MPI_Comm* n) { return api::comm_split(c, color, key, n); }
 inline int Comm_split_type(MPI_Comm c, int type, int key, MPI_Info, MPI_Comm* n) { return api::comm_split_type(c, type, key, n); }
 inline int Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm* n) { return api::comm_create(c, g, n); }

@@ -634,8 +634,12 @@ int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype typ
 }  // namespace api
 
 // Used by comm_ops.cpp: an allgather of fixed-size records over a communicator's members.
-int allgather_bytes(Comm* c, Member* m, const void* mine, std::size_t bytes, void* all) {
-  Coll k{c, m->rank, collective_tag(m->collectives.take(false).seq, "MPI_Comm_split")};
+int comm_op_tag(Member* m, bool nonblocking) {
+  return collective_tag(m->collectives.take(false).seq, nonblocking ? "MPI_Comm_idup" : "MPI_Comm_split");
+}
+
+int allgather_bytes(Comm* c, int me, int tag, const void* mine, std::size_t bytes, void* all) {
+  Coll k{c, me, tag};
   return allgatherv_generic(k, mine, static_cast<MPI_Count>(bytes), MPI_BYTE, all,
                             Blocks{{}, {}, static_cast<MPI_Count>(bytes)}, MPI_BYTE);
 }

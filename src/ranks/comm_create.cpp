@@ -75,7 +75,7 @@ int comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm
               Channel::kColl, MPI_STATUS_IGNORE);
   }
   if (rc != MPI_SUCCESS) return k.fail(rc, call);
-  *newcomm = adopt(k, join_comm(f, ctx, g->members, at), false);
+  *newcomm = adopt(k, join_comm(f, ctx, g->members, at), at, MPI_COMM_NULL);
   return MPI_SUCCESS;
 }
 

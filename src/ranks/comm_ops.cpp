@@ -16,6 +16,8 @@
 #include "ranks/groups.h"
 #include "ranks/handle_space.h"
 #include "ranks/p2p.h"
+#include "ranks/requests.h"
+#include "ranks/worker_pool.h"
 
 namespace tsmpi::ranks {
 
@@ -41,20 +43,38 @@ struct SplitRecord {
   std::uint32_t next_ctx;
   int family_rank;
 };
-}  // namespace
 
-int split(Caller& k, int color, int key, bool dup, MPI_Comm* newcomm, const char* call) {
+// What a member brings to a split, taken when it calls: its context number (threads of one MPI
+// process may split at once), the collective's tag (its place among the communicator's
+// collectives) and, for a duplicate, a copy of its attributes. MPI_Comm_idup is MPI_Comm_dup
+// done at the call (MPI-4.0 §7.4.2): the copy callbacks run then, on the rank's own thread.
+struct SplitStart {
+  SplitRecord mine;
+  int tag;
+  MPI_Comm attributes = MPI_COMM_NULL;
+};
+
+SplitStart begin_split(Caller& k, int color, int key, bool nonblocking, bool dup) {
   Family* f = k.c->family;
   const int family_rank = k.c->members[static_cast<std::size_t>(k.m->rank)];
   const int my_local = family_rank - f->offset[static_cast<std::size_t>(f->my_proc)];
-  // Every call reserves a context number: threads of one MPI process may split at once.
-  SplitRecord mine{color, key, f->next_ctx[static_cast<std::size_t>(my_local)].fetch_add(1), family_rank};
+  SplitStart s{{color, key, f->next_ctx[static_cast<std::size_t>(my_local)].fetch_add(1), family_rank},
+               comm_op_tag(k.m, nonblocking)};
+  if (dup && k.m->attributes != MPI_COMM_NULL)
+    mpi::locked([&] { return PMPI_Comm_dup(k.m->attributes, &s.attributes); });
+  return s;
+}
+
+// Exchanges the records and joins the new communicator; uses only k.c and k.m, so a worker can
+// run it for MPI_Comm_idup. Returns an error code without raising it.
+int finish_split(Caller& k, SplitStart& s, MPI_Comm* newcomm) {
   std::vector<SplitRecord> all(static_cast<std::size_t>(k.c->size()));
-  int rc = allgather_bytes(k.c, k.m, &mine, sizeof mine, all.data());
-  if (rc != MPI_SUCCESS) return k.fail(rc, call);
-  if (color == MPI_UNDEFINED) {
-    *newcomm = MPI_COMM_NULL;
-    return MPI_SUCCESS;
+  int rc = allgather_bytes(k.c, k.m->rank, s.tag, &s.mine, sizeof s.mine, all.data());
+  const int color = s.mine.color;
+  if (rc != MPI_SUCCESS || color == MPI_UNDEFINED) {
+    if (s.attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&s.attributes); });
+    if (rc == MPI_SUCCESS) *newcomm = MPI_COMM_NULL;
+    return rc;
   }
   std::vector<int> ranks;
   for (int r = 0; r < k.c->size(); ++r)
@@ -71,28 +91,32 @@ int split(Caller& k, int color, int key, bool dup, MPI_Comm* newcomm, const char
     members.push_back(all[static_cast<std::size_t>(ranks[i])].family_rank);
     if (ranks[i] == k.m->rank) my_new_rank = static_cast<int>(i);
   }
-  *newcomm = adopt(k, join_comm(f, ctx, members, my_new_rank), dup);
+  *newcomm = adopt(k, join_comm(k.c->family, ctx, members, my_new_rank), my_new_rank, s.attributes);
   return MPI_SUCCESS;
 }
+}  // namespace
 
-MPI_Comm adopt(Caller& k, Comm* nc, bool dup) {
+int split(Caller& k, int color, int key, bool dup, MPI_Comm* newcomm, const char* call) {
+  SplitStart s = begin_split(k, color, key, false, dup);
+  const int rc = finish_split(k, s, newcomm);
+  return rc == MPI_SUCCESS ? rc : k.fail(rc, call);
+}
+
+MPI_Comm adopt(Caller& k, Comm* nc, int my_rank, MPI_Comm attributes) {
   // The new communicator's handler at this rank is the one the parent has at this rank.
   MPI_Errhandler eh;
   {
     std::lock_guard g(k.c->mu);
     eh = k.m->errhandler.is_set() ? k.m->errhandler.value() : k.c->errhandler.value();
   }
-  MPI_Comm parent_attributes = k.m->attributes;
+  // By rank, not by the calling thread: a worker completes MPI_Comm_idup for its rank.
+  Member* nm = nc->local_members[static_cast<std::size_t>(nc->local_index[static_cast<std::size_t>(my_rank)])].get();
   {
     std::lock_guard g(nc->mu);
     if (!nc->errhandler.is_set()) nc->errhandler.set(eh);
-    membership(nc)->errhandler.set(eh);
+    nm->errhandler.set(eh);
   }
-  // Duplication copies the attributes (the MPI runs the copy callbacks).
-  if (dup && parent_attributes != MPI_COMM_NULL) {
-    Member* nm = membership(nc);
-    mpi::locked([&] { return PMPI_Comm_dup(parent_attributes, &nm->attributes); });
-  }
+  nm->attributes = attributes;
   return nc->handle_value();
 }
 
@@ -130,6 +154,22 @@ int comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   Caller k = caller(comm, "MPI_Comm_dup");
   if (!k) return k.rc;
   return split(k, 0, k.m->rank, true, newcomm, "MPI_Comm_dup");
+}
+
+// The duplication takes its place among the communicator's collectives now and completes on a
+// worker (as the nonblocking collectives do), so the rank may go on communicating meanwhile;
+// newcomm is written when the request completes.
+int comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, const char* call) {
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  SplitStart s = begin_split(k, 0, k.m->rank, true, true);
+  Request* r = new_request(k.c, k.m->rank, 1, request);
+  if (!r) return k.fail(MPI_ERR_INTERN, call);
+  run_in_background([r, k, s, newcomm]() mutable {
+    r->err = finish_split(k, s, newcomm);
+    part_done(r);
+  });
+  return MPI_SUCCESS;
 }
 
 int comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {

@@ -6,7 +6,7 @@
    index t % K. Thread t < K is the one collective-calling thread of its MPI process, the K MPI
    processes of an address space in the same collective at once. Communicators, each made from
    MPI_COMM_WORLD:
-     world; a dup; a split by parity with reversed keys; MPI_Comm_create from a group of the
+     world; a dup, made while an MPI_Comm_idup is pending, and that idup; a split by parity with reversed keys; MPI_Comm_create from a group of the
      ranks r % 3 != 1 in decreasing order (the others get MPI_COMM_NULL); MPI_Comm_create_group
      called by rank 0 and the odd ranks only; MPI_Comm_split_type(MPIX_COMM_TYPE_ADDRESS_SPACE);
      MPI_COMM_SELF.
@@ -241,9 +241,16 @@ static void round_of(int round) {
   for (int j = 0; j < N; ++j) want[j] = j;
   on(MPI_COMM_WORLD, "world", want, N);
 
+  /* An MPI_Comm_idup pending while a dup is made and used (collectives on the world between). */
+  MPI_Comm ci = MPI_COMM_NULL;
+  MPI_Request iq;
+  MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &ci, &iq));
   MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
   on(c, "dup", want, N);
   MPI_OK(MPI_Comm_free(&c));
+  MPI_OK(MPI_Wait(&iq, MPI_STATUS_IGNORE));
+  on(ci, "idup", want, N);
+  MPI_OK(MPI_Comm_free(&ci));
 
   nw = 0; /* split: same parity, reversed keys */
   for (int j = N - 1; j >= 0; --j)

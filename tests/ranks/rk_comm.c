@@ -12,6 +12,10 @@
        value it copies (once per rank), the dup holds the copied value, not the NULL_COPY key;
        error handler inherited (MPI_ERRORS_RETURN); its own name; messages with the same
        (source, tag) on the threadcomm and on the dup do not mix; an Allreduce on the dup;
+     - MPI_Comm_idup and MPI_Comm_idup_with_info (MPI-4; of the threadcomm and of the dup) pending at
+       once, started along a chain of synchronous sends (a blocking start would hang), completed
+       in reverse order: the copy callbacks ran at the call, congruent, copied values, messages
+       on the three communicators do not mix, an Allreduce on one;
      - a user error handler set on the dup is called, on the calling thread, for a send to a
        rank that does not exist (class MPI_ERR_RANK), and the call returns the code;
      - MPI_Comm_split by parity with reversed keys: sizes, ranks, names per colour, a ring and an
@@ -147,6 +151,64 @@ static void* region(void* arg) {
   MPI_OK(MPI_Allreduce(&s1, &s1o, 1, MPI_LONG_LONG, MPI_SUM, d));
   CHECK(s1o == (long long)N * (N - 1) / 2, "Allreduce on the dup: %lld", s1o);
 
+  if (r == offset) rk_set_stage("MPI_Comm_idup");
+  /* A chain: rank 0 starts its duplications, then sends synchronously to rank 1, which starts
+     its own only once it has received, and so on; an MPI_Comm_idup that waited for the other
+     members would hang at rank 0. Two are pending at once (the threadcomm's and, with an info,
+     the dup's) and complete in reverse order. MPI_Comm_idup is MPI_Comm_dup done at the call
+     (MPI-4.0 §7.4.2): the copy callbacks have run when it returns. */
+  MPI_Comm i1 = MPI_COMM_NULL, i2 = MPI_COMM_NULL;
+  MPI_Request iq[2];
+  int token = -1;
+  if (r > 0) MPI_OK(MPI_Recv(&token, 1, MPI_INT, r - 1, 11, tc, &st));
+  CHECK(r == 0 || token == r - 1, "idup chain: token %d from rank %d", token, r - 1);
+  MPI_OK(MPI_Comm_idup(tc, &i1, &iq[0]));
+#if MPI_VERSION >= 4 /* MPI-4 (Open MPI 4.1 has no MPI_Comm_idup_with_info) */
+  MPI_Info info;
+  MPI_OK(MPI_Info_create(&info));
+  MPI_OK(MPI_Info_set(info, "mpi_assert_no_any_tag", "false"));
+  MPI_OK(MPI_Comm_idup_with_info(d, info, &i2, &iq[1]));
+  MPI_OK(MPI_Info_free(&info));
+#else
+  MPI_OK(MPI_Comm_idup(d, &i2, &iq[1]));
+#endif
+  CHECK(tls_copies == 3, "copy callbacks after two MPI_Comm_idup calls: %d on this thread-rank (expected 3)", tls_copies);
+  token = r;
+  if (r < N - 1) MPI_OK(MPI_Ssend(&token, 1, MPI_INT, r + 1, 11, tc));
+  MPI_OK(MPI_Wait(&iq[1], &st));
+  MPI_OK(MPI_Wait(&iq[0], &st));
+  CHECK(iq[0] == MPI_REQUEST_NULL && iq[1] == MPI_REQUEST_NULL, "MPI_Wait left an idup request active");
+  MPI_OK(MPI_Comm_compare(tc, i1, &cmp));
+  CHECK(cmp == MPI_CONGRUENT, "compare(threadcomm, its idup) = %d", cmp);
+  MPI_OK(MPI_Comm_compare(d, i2, &cmp));
+  CHECK(cmp == MPI_CONGRUENT, "compare(dup, its idup) = %d", cmp);
+  int ir = -1;
+  MPI_OK(MPI_Comm_rank(i2, &ir));
+  CHECK(ir == r, "rank %d in the dup's idup", ir);
+  MPI_OK(MPI_Comm_get_attr(i1, kv_copy, &got, &flag));
+  CHECK(flag && (intptr_t)got == value_of(r, 2) + 1, "idup of the threadcomm: flag %d value %ld, expected %d", flag,
+        (long)(intptr_t)got, value_of(r, 2) + 1);
+  MPI_OK(MPI_Comm_get_attr(i1, kv_nocopy, &got, &flag));
+  CHECK(!flag, "MPI_COMM_NULL_COPY_FN key present on the idup");
+  MPI_OK(MPI_Comm_get_attr(i2, kv_copy, &got, &flag));
+  CHECK(flag && (intptr_t)got == value_of(r, 2) + 2, "idup of the dup: flag %d value %ld, expected %d", flag,
+        (long)(intptr_t)got, value_of(r, 2) + 2);
+  /* The same (source, tag) on the threadcomm and both idups, received in another order. */
+  int c_out[3] = {value_of(r, 5), value_of(r, 6), value_of(r, 7)}, c_in[3] = {0, 0, 0};
+  MPI_Comm cs3[3] = {tc, i1, i2};
+  MPI_Request cq[3];
+  for (int i = 0; i < 3; ++i) MPI_OK(MPI_Isend(&c_out[i], 1, MPI_INT, right, 12, cs3[i], &cq[i]));
+  for (int i = 2; i >= 0; --i) MPI_OK(MPI_Recv(&c_in[i], 1, MPI_INT, left, 12, cs3[i], &st));
+  MPI_OK(MPI_Waitall(3, cq, MPI_STATUSES_IGNORE));
+  CHECK(c_in[0] == value_of(left, 5) && c_in[1] == value_of(left, 6) && c_in[2] == value_of(left, 7),
+        "threadcomm and idups mixed messages: %d %d %d", c_in[0], c_in[1], c_in[2]);
+  long long is = r, iso = -1;
+  MPI_OK(MPI_Allreduce(&is, &iso, 1, MPI_LONG_LONG, MPI_SUM, i2));
+  CHECK(iso == (long long)N * (N - 1) / 2, "Allreduce on the idup: %lld", iso);
+  MPI_OK(MPI_Comm_free(&i1));
+  MPI_OK(MPI_Comm_free(&i2));
+  expect_deleted += 2LL * value_of(r, 2) + 3, expect_deletes += 2;
+
   if (r == offset) rk_set_stage("user error handler");
   MPI_OK(MPI_Comm_set_errhandler(d, eh_count));
   int x = 1;
@@ -200,7 +262,7 @@ static void* region(void* arg) {
   MPI_Comm sd = MPI_COMM_NULL;
   tls_old_rank = sr;
   MPI_OK(MPI_Comm_dup(s, &sd));
-  CHECK(tls_copies == 2, "copy callback ran %d times on this thread-rank (expected 2)", tls_copies);
+  CHECK(tls_copies == 4, "copy callback ran %d times on this thread-rank (expected 4)", tls_copies);
   MPI_OK(MPI_Comm_get_attr(sd, kv_copy, &got, &flag));
   CHECK(flag && (intptr_t)got == value_of(r, 4) + 1, "split's dup: flag %d value %ld", flag, (long)(intptr_t)got);
   int sdr = -1;
