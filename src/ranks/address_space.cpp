@@ -13,6 +13,7 @@
 #include "checks/checks.h"
 #include "checks/thread_rank_collectives.h"
 #include "matching/mpi_calls.h"
+#include "ranks/buffered_sends.h"
 #include "ranks/comm.h"
 #include "ranks/errors.h"
 #include "ranks/handle_space.h"
@@ -34,17 +35,8 @@ constinit TSMPI_TLS Comm* tl_self = nullptr;
 constexpr std::uint64_t kWorldContext = ~std::uint64_t{0} - 1;
 constexpr std::uint64_t kSelfContext = std::uint64_t{1} << 63;
 
-// The buffer MPI_Buffer_attach gave an MPI process (the engine copies buffered sends itself,
-// so the buffer is held for the program, not written).
-struct AttachedBuffer {
-  void* buffer = nullptr;
-  MPI_Count size = 0;
-  bool attached = false;
-};
-
 struct AddressSpace {
   int k = 0;
-  std::unique_ptr<AttachedBuffer[]> buffers;  // by index
   bool reattach = false;
   Family* family = nullptr;
   std::vector<Comm*> selves;  // by index
@@ -97,7 +89,7 @@ void start(int k, bool reattach) {
   g_as.reattach = reattach;
   g_as.main_thread = std::make_unique<std::atomic<const void*>[]>(static_cast<std::size_t>(k));
   g_as.finalized = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(k));
-  g_as.buffers = std::make_unique<AttachedBuffer[]>(static_cast<std::size_t>(k));
+  bsend::make_buffers(k);
   g_as.init_thread = &tl_token;
   Family* f = make_family(MPI_COMM_WORLD, k, kWorldContext);
   g_as.family = f;
@@ -247,6 +239,8 @@ bool finalized() {
   return tl_finalized || (tl_index >= 0 && g_as.finalized[static_cast<std::size_t>(tl_index)].load());
 }
 
+int attached_index() { return tl_index; }
+
 bool is_thread_main() {
   return tl_index >= 0 && g_as.main_thread[static_cast<std::size_t>(tl_index)].load() == &tl_token;
 }
@@ -278,11 +272,7 @@ int buffer_attach(void* buffer, MPI_Count size) {
     if (size > INT32_MAX) return raise(nullptr, MPI_ERR_COUNT, "MPI_Buffer_attach");
     return mpi::locked([&] { return PMPI_Buffer_attach(buffer, static_cast<int>(size)); });
   }
-  asp::AttachedBuffer& b = asp::g_as.buffers[static_cast<std::size_t>(asp::tl_index)];
-  if (b.attached) return raise(asp::g_world, MPI_ERR_BUFFER, "MPI_Buffer_attach");
-  if (size < 0) return raise(asp::g_world, MPI_ERR_ARG, "MPI_Buffer_attach");
-  b = {buffer, size, true};
-  return MPI_SUCCESS;
+  return raise(asp::g_world, bsend::attach(asp::tl_index, buffer, size), "MPI_Buffer_attach");
 }
 
 int buffer_detach(void* buffer_addr, MPI_Count* size) {
@@ -292,11 +282,7 @@ int buffer_detach(void* buffer_addr, MPI_Count* size) {
     *size = n;
     return rc;
   }
-  asp::AttachedBuffer& b = asp::g_as.buffers[static_cast<std::size_t>(asp::tl_index)];
-  *static_cast<void**>(buffer_addr) = b.attached ? b.buffer : nullptr;
-  *size = b.attached ? b.size : 0;
-  b = {};
-  return MPI_SUCCESS;
+  return raise(asp::g_world, bsend::detach(asp::tl_index, buffer_addr, size), "MPI_Buffer_detach");
 }
 
 }  // namespace api

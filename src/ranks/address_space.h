@@ -50,6 +50,7 @@ bool finalize(int* rc);
 bool initialized();            // the calling thread belongs to an MPI process
 bool finalized();              // its MPI process has finalized
 bool is_thread_main();         // the first thread that attached to its MPI process
+int attached_index();          // the index of the calling thread's MPI process, or -1
 // An error the MPI returned for a call of function `fn` (fn::Id) made by a thread of an address
 // space (the MPI's MPI_COMM_WORLD and MPI_COMM_SELF return errors there): raised through the
 // calling MPI process's handler on MPI_COMM_WORLD (where both MPIs raise them), or for an

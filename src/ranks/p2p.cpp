@@ -1,6 +1,7 @@
 #include "ranks/p2p.h"
 
 #include "locking/backoff.h"
+#include "ranks/buffered_sends.h"
 #include "ranks/ranks_stats.h"
 
 namespace tsmpi::ranks {
@@ -17,10 +18,14 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
     op->complete();
     return MPI_SUCCESS;
   }
+  bsend::Held held;
+  if (mode == SendMode::kBuffered) {
+    if (int rc = bsend::reserve(op->bytes, !c->is_local(dest), &held)) return rc;
+  }
   if (!c->is_local(dest)) {
     count(g_counters.remote_messages);
     count(g_counters.remote_bytes, op->bytes);
-    return remote_send(c, me, b, dest, tag, mode, ch, op);
+    return remote_send(c, me, b, dest, tag, mode, ch, op, held);
   }
   count(g_counters.local_messages);
   count(g_counters.local_bytes, op->bytes);
@@ -193,6 +198,18 @@ Packet* mprobe(Comm* c, int me, int src, int tag, MPI_Status* status) {
     if (c->family->multi_process()) backoff.pause();
     else watch.wait_past(seen);
   }
+}
+
+void recv_taken(Packet* p, const TypedBuffer& b, RecvOp* r) {
+  const long long capacity = packed_bytes(b);
+  r->src = p->src;
+  r->tag = p->tag;
+  r->buf = b;
+  r->capacity = capacity < 0 ? 0 : static_cast<std::size_t>(capacity);
+  r->cancelled = false;
+  deliver(p, r);
+  free_packet(p);
+  r->complete();
 }
 
 int mrecv(Packet* p, const TypedBuffer& b, MPI_Status* status) {

@@ -33,5 +33,11 @@ Packet* improbe(Comm* c, int me, int src, int tag, MPI_Status* status);
 Packet* mprobe(Comm* c, int me, int src, int tag, MPI_Status* status);
 // Receives a matched message into b.
 int mrecv(Packet* p, const TypedBuffer& b, MPI_Status* status);
+// Completes r (a started receive into b) with a message already out of its mailbox.
+void recv_taken(Packet* p, const TypedBuffer& b, RecvOp* r);
+
+// The message a probe of the calling thread reserved that a receive (src, tag) on c must take,
+// or nullptr (p2p_calls.cpp; only where several threads act as one rank and a probe policy runs).
+Packet* reserved_message(const Comm* c, int src, int tag);
 
 }  // namespace tsmpi::ranks

@@ -71,6 +71,8 @@ Packet* reserved_for(const Comm* c, int source, int tag, MPI_Status* status = MP
 }
 }  // namespace
 
+Packet* reserved_message(const Comm* c, int src, int tag) { return reserved_for(c, src, tag); }
+
 namespace api {
 
 int send(const char* call, const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,

@@ -178,7 +178,15 @@ int persistent_start(Request* r) {
   r->send.err = MPI_SUCCESS;
   r->recv.done.reset();
   r->refs.fetch_add(1, std::memory_order_relaxed);
-  if (r->has_recv) return start_recv(r->comm, r->me, r->peer, r->tag, r->buf, Channel::kP2P, &r->recv);
+  if (r->has_recv) {
+    // A probe of this thread reserved a message the receive matches: it takes that one, as
+    // MPI_Recv and MPI_Irecv do (address spaces under a probe policy).
+    if (Packet* p = reserved_message(r->comm, r->peer, r->tag)) {
+      recv_taken(p, r->buf, &r->recv);
+      return MPI_SUCCESS;
+    }
+    return start_recv(r->comm, r->me, r->peer, r->tag, r->buf, Channel::kP2P, &r->recv);
+  }
   int rc = start_send(r->comm, r->me, r->buf, r->peer, r->tag, r->mode, Channel::kP2P, &r->send);
   if (rc != MPI_SUCCESS) {
     r->send.err = rc;

@@ -25,7 +25,8 @@ constexpr int kTag = 0;
 struct InFlight {
   MPI_Request request;
   char* buffer;
-  SendOp* op;  // completed with the MPI send (nullptr: acknowledgement, or synchronous send)
+  SendOp* op;  // completed with the MPI send (nullptr: acknowledgement, synchronous or buffered send)
+  bsend::Held held;  // a buffered send's room in its attached buffer
 };
 
 struct Network {
@@ -117,11 +118,12 @@ void test_in_flight() {
   }
   for (auto& d : done) {
     std::free(d.buffer);
+    bsend::release(d.held);
     if (d.op) d.op->complete();
   }
 }
 
-void send_buffer(Family* f, int proc, char* buffer, std::size_t total, SendOp* op) {
+void send_buffer(Family* f, int proc, char* buffer, std::size_t total, SendOp* op, const bsend::Held& held = {}) {
   MPI_Request r;
   int rc = mpi::locked([&] {
     return PMPI_Isend(buffer, static_cast<int>(total), MPI_BYTE, proc, kTag, f->net, &r);
@@ -130,6 +132,7 @@ void send_buffer(Family* f, int proc, char* buffer, std::size_t total, SendOp* o
   if (rc == MPI_SUCCESS) mpi::test(&r, &flag, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS || flag) {
     std::free(buffer);
+    bsend::release(held);
     if (op) {
       op->err = rc;
       op->complete();
@@ -137,11 +140,12 @@ void send_buffer(Family* f, int proc, char* buffer, std::size_t total, SendOp* o
     return;
   }
   std::lock_guard g(net().mu);
-  net().in_flight.push_back({r, buffer, op});
+  net().in_flight.push_back({r, buffer, op, held});
 }
 }  // namespace
 
-int remote_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMode mode, Channel ch, SendOp* op) {
+int remote_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMode mode, Channel ch, SendOp* op,
+                const bsend::Held& held) {
   Family* f = c->family;
   std::size_t bytes = op->bytes;
   char* buffer = static_cast<char*>(std::malloc(sizeof(Header) + bytes + 1));
@@ -160,6 +164,11 @@ int remote_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMo
   }
   std::memcpy(buffer, &h, sizeof h);
   pack(b, buffer + sizeof h);
+  if (mode == SendMode::kBuffered) {  // packed into `buffer`: MPI_Bsend is local, done now
+    send_buffer(f, c->proc_of(dest), buffer, sizeof h + bytes, nullptr, held);
+    op->complete();
+    return MPI_SUCCESS;
+  }
   send_buffer(f, c->proc_of(dest), buffer, sizeof h + bytes, mode == SendMode::kSynchronous ? nullptr : op);
   return MPI_SUCCESS;
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "ranks/buffered_sends.h"
 #include "ranks/comm.h"
 #include "ranks/operations.h"
 
@@ -17,8 +18,10 @@ namespace tsmpi::ranks {
 enum class SendMode : std::uint8_t { kStandard, kSynchronous, kReady, kBuffered };
 
 // Starts sending b to `dest` (in another process); op completes when the buffer may be reused
-// (kSynchronous: once the receive has matched).
-int remote_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMode mode, Channel ch, SendOp* op);
+// (kSynchronous: once the receive has matched; kBuffered: at once, the message keeping `held`
+// in its process's attached buffer until the MPI has sent it).
+int remote_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMode mode, Channel ch, SendOp* op,
+                const bsend::Held& held = {});
 // Sends the acknowledgement of a synchronous message received here.
 void remote_ack(Family* f, int proc, std::uint64_t id);
 // Takes arrived messages out of the MPI and completes sends in flight (one thread at a time;

@@ -12,7 +12,9 @@
         Rsend, Isend, Issend, Ibsend, Irsend), 16 ints and 50000 ints (eager and rendezvous);
         the receive is posted first (so sends to oneself with N = 1 complete), Rsend after a
         "ready" message from the receiver; Bsend from a buffer each MPI process attaches itself;
-        then MPI_Sendrecv and MPI_Sendrecv_replace around the ring;
+        then MPI_Sendrecv and MPI_Sendrecv_replace around the ring; with the buffer detached, a
+        buffered send with none attached and one larger than a new small buffer fail with
+        MPI_ERR_BUFFER, one that fits it exactly goes (to the MPI process itself);
      b. order with MPI_ANY_SOURCE: every thread sends M numbered messages (8-12 ints) to every
         rank, itself included; the same role there receives them with (MPI_ANY_SOURCE, its tag):
         source, tag, MPI_Get_count, contents, and the numbers rise by one per source;
@@ -21,7 +23,7 @@
      d. probe -> allocate -> receive of sizes the receiver does not know (4 .. 20000 ints):
         MPI_Probe(ANY_SOURCE, ANY_TAG) + MPI_Recv(status source, status tag), MPI_Mprobe +
         MPI_Mrecv, an MPI_Iprobe loop + MPI_Recv, an MPI_Improbe loop + MPI_Imrecv + MPI_Wait,
-        from all threads of the MPI process at once: the message received is the one probed
+        MPI_Probe + MPI_Recv_init(status source, status tag) + MPI_Start + MPI_Wait, from all threads of the MPI process at once: the message received is the one probed
         (count, header), each exactly once (no false match: tsmpi makes probe -> receive atomic
         per thread);
      e. MPI_Isend/MPI_Irecv to and from every rank, one MPI_Waitall;
@@ -106,6 +108,50 @@ static void part_modes(int role) {
   free(in);
 }
 
+/* The attached buffer's room (role 0 of each MPI process, its buffer detached): a buffered send
+   with no buffer attached, and one larger than the buffer, fail with MPI_ERR_BUFFER (nothing is
+   sent); one that fits exactly (count * 4 + MPI_BSEND_OVERHEAD) goes, to this MPI process itself,
+   and the detach gives the buffer back. */
+static int error_class(int rc) {
+  int cls = MPI_SUCCESS;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+  return cls;
+}
+static void part_buffer_room(void) {
+  enum { kFit = 100 };
+  int R = asp_rank, out[kFit + 1], in[kFit + 1], cnt = -1;
+  for (int j = 0; j <= kFit; ++j) out[j] = R * 1000 + j;
+  int rc = MPI_Bsend(out, 1, MPI_INT, R, 90, MPI_COMM_WORLD);
+  CHECK(error_class(rc) == MPI_ERR_BUFFER, "MPI_Bsend with no buffer attached: class %d, expected MPI_ERR_BUFFER",
+        error_class(rc));
+  int size = kFit * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+  char* buf = malloc(size);
+  MPI_OK(MPI_Buffer_attach(buf, size));
+  MPI_Request rq;
+  rc = MPI_Ibsend(out, kFit + 1, MPI_INT, R, 91, MPI_COMM_WORLD, &rq);
+  if (rc == MPI_SUCCESS) rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  CHECK(error_class(rc) == MPI_ERR_BUFFER, "MPI_Ibsend of %d ints into a buffer for %d: class %d, expected MPI_ERR_BUFFER",
+        kFit + 1, kFit, error_class(rc));
+  MPI_OK(MPI_Bsend(out, kFit, MPI_INT, R, 92, MPI_COMM_WORLD));
+  MPI_Status st;
+  /* Tag 92 only: the process's other threads already send it part b's messages. A message of
+     tag 90 or 91 (the failed sends) would show in the Iprobe below. */
+  MPI_OK(MPI_Recv(in, kFit + 1, MPI_INT, R, 92, MPI_COMM_WORLD, &st));
+  int flag = 1;
+  MPI_OK(MPI_Iprobe(R, 90, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+  CHECK(!flag, "the MPI_Bsend that failed for want of a buffer sent a message");
+  MPI_OK(MPI_Iprobe(R, 91, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+  CHECK(!flag, "the MPI_Ibsend that failed for want of room sent a message");
+  MPI_Get_count(&st, MPI_INT, &cnt);
+  CHECK(st.MPI_TAG == 92 && cnt == kFit && in[kFit - 1] == out[kFit - 1] && in[0] == out[0],
+        "the buffered message that fits: tag %d count %d", st.MPI_TAG, cnt);
+  void* b = NULL;
+  int sz = -1;
+  MPI_OK(MPI_Buffer_detach(&b, &sz));
+  CHECK(b == buf && sz == size, "MPI_Buffer_detach gave %p %d, attached %p %d", b, sz, (void*)buf, size);
+  free(buf);
+}
+
 static void part_order(int role) {
   int R = asp_rank, N = asp_N, tag = 200 + role;
   int (*out)[12] = malloc(sizeof(int[12]) * N * M);
@@ -170,8 +216,10 @@ static void check_msg(const int* m, int cnt, const MPI_Status* st, int tag, cons
 }
 
 /* kind: 0 MPI_Recv(ANY_SOURCE, ANY_TAG); 1 Probe + Recv; 2 Mprobe + Mrecv; 3 Iprobe loop + Recv;
-   4 Improbe loop + Imrecv + Wait. */
-static const char* wild_name[5] = {"ANY_SOURCE+ANY_TAG", "Probe+Recv", "Mprobe+Mrecv", "Iprobe+Recv", "Improbe+Imrecv"};
+   4 Improbe loop + Imrecv + Wait; 5 Probe + Recv_init + Start + Wait. */
+enum { kWildKinds = 6 };
+static const char* wild_name[kWildKinds] = {"ANY_SOURCE+ANY_TAG", "Probe+Recv",     "Mprobe+Mrecv",
+                                            "Iprobe+Recv",        "Improbe+Imrecv", "Probe+Recv_init+Start"};
 static void part_wild(int role, int tag, int kind) {
   int R = asp_rank, N = asp_N, probe = kind > 0;
   int** out = malloc(sizeof(int*) * N * M);
@@ -195,7 +243,8 @@ static void part_wild(int role, int tag, int kind) {
     }
     MPI_Message msg = MPI_MESSAGE_NULL;
     switch (kind) {
-      case 1: MPI_OK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &pst)); break;
+      case 1:
+      case 5: MPI_OK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &pst)); break;
       case 2: MPI_OK(MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &msg, &pst)); break;
       case 3:
         while (!flag) MPI_OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &pst));
@@ -212,6 +261,12 @@ static void part_wild(int role, int tag, int kind) {
       MPI_Request rq;
       MPI_OK(MPI_Imrecv(in, pcnt, MPI_INT, &msg, &rq));
       MPI_OK(MPI_Wait(&rq, &st));
+    } else if (kind == 5) { /* the persistent receive takes the message this thread probed */
+      MPI_Request rq;
+      MPI_OK(MPI_Recv_init(in, pcnt, MPI_INT, pst.MPI_SOURCE, pst.MPI_TAG, MPI_COMM_WORLD, &rq));
+      MPI_OK(MPI_Start(&rq));
+      MPI_OK(MPI_Wait(&rq, &st));
+      MPI_OK(MPI_Request_free(&rq));
     } else {
       MPI_OK(MPI_Recv(in, pcnt, MPI_INT, pst.MPI_SOURCE, pst.MPI_TAG, MPI_COMM_WORLD, &st));
     }
@@ -288,9 +343,10 @@ static void* thread_main(void* arg) {
     MPI_OK(MPI_Buffer_detach(&b, &sz));
     CHECK(b == bsend_buf && sz == bsend_size, "MPI_Buffer_detach gave %p %d, attached %p %d", b, sz, bsend_buf, bsend_size);
     free(bsend_buf);
+    part_buffer_room();
   }
   part_order(role);
-  for (int kind = 0; kind < 5; ++kind) {
+  for (int kind = 0; kind < kWildKinds; ++kind) {
     stage(role, wild_name[kind]);
     part_wild(role, 300 + kind, kind);
     stage(role, "c/d. check");
