@@ -36,8 +36,9 @@ int mrecv(Packet* p, const TypedBuffer& b, MPI_Status* status);
 // Completes r (a started receive into b) with a message already out of its mailbox.
 void recv_taken(Packet* p, const TypedBuffer& b, RecvOp* r);
 
-// The message a probe of the calling thread reserved that a receive (src, tag) on c must take,
-// or nullptr (p2p_calls.cpp; only where several threads act as one rank and a probe policy runs).
-Packet* reserved_message(const Comm* c, int src, int tag);
+// The message a probe of the calling thread reserved that a receive (src, tag) on c must take
+// (its status into *status), or nullptr (p2p_calls.cpp; only where several threads act as one
+// rank and a probe policy runs).
+Packet* reserved_for(const Comm* c, int src, int tag, MPI_Status* status = MPI_STATUS_IGNORE);
 
 }  // namespace tsmpi::ranks

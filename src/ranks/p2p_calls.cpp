@@ -64,14 +64,12 @@ bool reserving(const Comm* c, int source) {
   return source != MPI_PROC_NULL && matching::g_policy != matching::Policy::kOff && asp::owns(c->family);
 }
 
-// The calling thread's reserved message that a receive (source, tag) on c takes, or nullptr.
-Packet* reserved_for(const Comm* c, int source, int tag, MPI_Status* status = MPI_STATUS_IGNORE) {
+}  // namespace
+
+Packet* reserved_for(const Comm* c, int source, int tag, MPI_Status* status) {
   if (!matching::thread_ranks::any() || source == MPI_PROC_NULL) return nullptr;
   return static_cast<Packet*>(matching::thread_ranks::take(c, source, tag, status));
 }
-}  // namespace
-
-Packet* reserved_message(const Comm* c, int src, int tag) { return reserved_for(c, src, tag); }
 
 namespace api {
 
@@ -310,18 +308,14 @@ int imrecv(void* buf, MPI_Count count, MPI_Datatype type, MPI_Message* message, 
   if (!p) return raise(nullptr, MPI_ERR_REQUEST, "MPI_Imrecv");
   release_handle(bits);
   *message = MPI_MESSAGE_NULL;
-  Request* r = new_request(p->comm, p->dst, 1, request);
+  Comm* c = p->comm;
+  Request* r = new_request(c, p->dst, 1, request);
   if (!r) {
     free_packet(p);
-    return raise(p->comm, MPI_ERR_INTERN, "MPI_Imrecv");
+    return raise(c, MPI_ERR_INTERN, "MPI_Imrecv");
   }
   count_recv(r);
-  long long capacity = packed_bytes({buf, count, type});
-  r->recv.buf = {buf, count, type};
-  r->recv.capacity = capacity < 0 ? 0 : static_cast<std::size_t>(capacity);
-  deliver(p, &r->recv);
-  free_packet(p);
-  r->recv.complete();
+  recv_taken(p, {buf, count, type}, &r->recv);
   return MPI_SUCCESS;
 }
 

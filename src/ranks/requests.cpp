@@ -181,7 +181,7 @@ int persistent_start(Request* r) {
   if (r->has_recv) {
     // A probe of this thread reserved a message the receive matches: it takes that one, as
     // MPI_Recv and MPI_Irecv do (address spaces under a probe policy).
-    if (Packet* p = reserved_message(r->comm, r->peer, r->tag)) {
+    if (Packet* p = reserved_for(r->comm, r->peer, r->tag)) {
       recv_taken(p, r->buf, &r->recv);
       return MPI_SUCCESS;
     }

@@ -164,12 +164,11 @@ int remote_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMo
   }
   std::memcpy(buffer, &h, sizeof h);
   pack(b, buffer + sizeof h);
-  if (mode == SendMode::kBuffered) {  // packed into `buffer`: MPI_Bsend is local, done now
-    send_buffer(f, c->proc_of(dest), buffer, sizeof h + bytes, nullptr, held);
-    op->complete();
-    return MPI_SUCCESS;
-  }
-  send_buffer(f, c->proc_of(dest), buffer, sizeof h + bytes, mode == SendMode::kSynchronous ? nullptr : op);
+  // A synchronous send completes with its acknowledgement; a buffered one now (it is packed into
+  // `buffer`: MPI_Bsend is local); the others when the MPI has sent the buffer.
+  const bool with_mpi_send = mode != SendMode::kSynchronous && mode != SendMode::kBuffered;
+  send_buffer(f, c->proc_of(dest), buffer, sizeof h + bytes, with_mpi_send ? op : nullptr, held);
+  if (mode == SendMode::kBuffered) op->complete();
   return MPI_SUCCESS;
 }
 
