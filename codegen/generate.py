@@ -41,8 +41,11 @@ COLUMNS = ["function", "category", "blocking", "nonblocking", "family", "objects
 # engine: carried out by the thread-rank engine (a template in src/ranks/calls.h named without
 # MPI_ and _c); complete: a request completion, start or free, carried out by the engine's
 # completion loop when the calling thread is a thread-rank; refuse: MPI_ERR_UNSUPPORTED_OPERATION
-# through the error handler; -: no communicator, group or message argument.
-THREADCOMM = {"engine": "kEngine", "complete": "kComplete", "refuse": "kRefuse", "-": "kNone"}
+# through the error handler; record: makes an object with C callbacks (a communicator error
+# handler, an attribute keyval) that the engine keeps, whatever the options, so that it can hand
+# them a thread-rank communicator (src/ranks/callbacks.h, a template named without MPI_);
+# -: no communicator, group or message argument.
+THREADCOMM = {"engine": "kEngine", "complete": "kComplete", "refuse": "kRefuse", "record": "kRecord", "-": "kNone"}
 # The `ignored` column: when the standard says arguments are not significant. Each condition
 # names the argument that decides it (root, local_leader, or the buffer of inplace(...)).
 IGNORED_CONDITIONS = {"nonroot": "root", "nonleaf": "root", "procnull": "root", "nonleader": "local_leader"}
@@ -803,6 +806,15 @@ def emit_wrappers(functions, table, protos, strategies):
                        f"  if (TSMPI_LIKELY(mode == tsmpi::kPassThrough)) return {pmpi}({call_args});\n"
                        f"  if (mode == tsmpi::kLifetimeRead) return read_{name}({call_args});\n"
                        f"  return hooked_{name}({call_args});\n}}\n\n")
+            continue
+        if row["threadcomm"] == "record":
+            # Seen in every mode: the call is rare, and a program makes its handlers and keyvals
+            # before any thread-rank exists. The caller's address tells C from the MPI's Fortran.
+            out.append(f"{wrapper}"
+                       f"  return tsmpi::ranks::record::{name[4:]}(__builtin_return_address(0), [](auto... a) {{\n"
+                       f"    if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{name}))) return {pmpi}(a...);\n"
+                       f"    return hooked_{name}(a...);\n"
+                       f"  }}, {call_args});\n}}\n\n")
             continue
         out.append(f"{wrapper}"
                    f"  if (TSMPI_LIKELY(tsmpi::pass_through(tsmpi::fn::{name}))) return {pmpi}({call_args});\n"

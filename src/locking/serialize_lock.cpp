@@ -32,12 +32,18 @@ bool try_lock_for(long long ns) {
   return got;
 }
 
+constinit TSMPI_TLS bool tl_holds = false;
+
 Guard::Guard() {
   std::mutex& m = mpi_lock();
-  if (m.try_lock()) return;
+  if (m.try_lock()) {
+    tl_holds = true;
+    return;
+  }
   auto start = std::chrono::steady_clock::now();
   g_lock_waiters.fetch_add(1, std::memory_order_relaxed);
   m.lock();
+  tl_holds = true;
   g_lock_waiters.fetch_sub(1, std::memory_order_relaxed);
   record_lock_wait(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));

@@ -5,6 +5,7 @@
 #include "checks/thread_rank_collectives.h"
 #include "matching/mpi_calls.h"
 #include "ranks/address_space.h"
+#include "ranks/callbacks.h"
 #include "ranks/handle_space.h"
 #include "ranks/transport.h"
 #include "runtime/config.h"
@@ -146,7 +147,11 @@ Comm* join_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members, i
 }
 
 void release_member(Member* m) {
-  if (m->attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&m->attributes); });
+  if (m->attributes != MPI_COMM_NULL) {
+    const MPI_Comm carrier = m->attributes;  // the delete callbacks get m's communicator
+    mpi::locked([&] { return PMPI_Comm_free(&m->attributes); });
+    drop_stand_in(carrier, m->comm->handle_value());
+  }
   m->errhandler.release();
   m->collectives.restart();
   m->joined = false;

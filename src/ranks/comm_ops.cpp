@@ -2,7 +2,8 @@
 // Attributes belong to each thread-rank: each member keeps them on a private communicator of
 // its own (made on first use), so the MPI runs the program's copy and delete callbacks when the
 // communicator is duplicated or freed, and MPICH's rule that a thread-rank's attributes go at
-// MPIX_Threadcomm_finish holds.
+// MPIX_Threadcomm_finish holds. The callbacks get the thread-rank communicator: the private one
+// stands in for it (callbacks.h).
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -11,6 +12,7 @@
 #include "checks/thread_rank_collectives.h"
 #include "matching/mpi_calls.h"
 #include "ranks/api.h"
+#include "ranks/callbacks.h"
 #include "ranks/caller.h"
 #include "ranks/comm_ops.h"
 #include "ranks/groups.h"
@@ -26,8 +28,9 @@ namespace {
 int attribute_carrier(Member* m, MPI_Comm* out) {
   std::lock_guard g(m->comm->mu);  // threads of one MPI process share the Member
   if (m->attributes == MPI_COMM_NULL) {
-    int rc = mpi::locked([&] { return PMPI_Comm_dup(MPI_COMM_SELF, &m->attributes); });
+    int rc = private_comm(&m->attributes);
     if (rc != MPI_SUCCESS) return rc;
+    stand_in(m->attributes, m->comm->handle_value());
   }
   *out = m->attributes;
   return MPI_SUCCESS;
@@ -117,6 +120,7 @@ MPI_Comm adopt(Caller& k, Comm* nc, int my_rank, MPI_Comm attributes) {
     nm->errhandler.set(eh);
   }
   nm->attributes = attributes;
+  if (attributes != MPI_COMM_NULL) stand_in(attributes, nc->handle_value());
   return nc->handle_value();
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "matching/mpi_calls.h"
+#include "ranks/callbacks.h"
 #include "ranks/comm.h"
 #include "ranks/native_calls.h"
 
@@ -29,9 +30,13 @@ bool predefined(MPI_Errhandler eh) {
       ;
 }
 
+int private_comm(MPI_Comm* out) {
+  return mpi::locked([&] { return PMPI_Comm_split(MPI_COMM_SELF, 0, 0, out); });
+}
+
 int ErrhandlerSlot::carrier() {
   if (carrier_ != MPI_COMM_NULL) return MPI_SUCCESS;
-  int rc = mpi::locked([&] { return PMPI_Comm_dup(MPI_COMM_SELF, &carrier_); });
+  int rc = private_comm(&carrier_);
   if (rc == MPI_SUCCESS && value_ != MPI_ERRHANDLER_NULL)
     rc = mpi::locked([&] { return PMPI_Comm_set_errhandler(carrier_, value_); });
   return rc;
@@ -39,6 +44,8 @@ int ErrhandlerSlot::carrier() {
 
 int ErrhandlerSlot::set(MPI_Errhandler eh) {
   value_ = eh;
+  // While the program holds eh (it passes it here), its handle names that handler only.
+  function_ = predefined(eh) ? nullptr : handler_function(eh);
   // A program's handler is kept alive by the MPI through the private communicator.
   if (carrier_ == MPI_COMM_NULL && predefined(eh)) return MPI_SUCCESS;
   if (carrier_ == MPI_COMM_NULL) return carrier();
@@ -60,6 +67,7 @@ int ErrhandlerSlot::call(int code) {
 void ErrhandlerSlot::release() {
   if (carrier_ != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&carrier_); });
   value_ = MPI_ERRHANDLER_NULL;
+  function_ = nullptr;
 }
 
 int described_code(int error_class, const std::string& text) {
@@ -106,9 +114,11 @@ int raise(Comm* c, int code, const char* call) {
   Member* m = membership(c);
   ErrhandlerSlot* slot = m && m->errhandler.is_set() ? &m->errhandler : &c->errhandler;
   MPI_Errhandler eh;
+  MPI_Comm_errhandler_function* fn;
   {
     std::lock_guard g(c->mu);
     eh = slot->value();
+    fn = slot->function();
   }
   if (eh == MPI_ERRORS_RETURN) return code;
   if (eh == MPI_ERRORS_ARE_FATAL
@@ -126,7 +136,14 @@ int raise(Comm* c, int code, const char* call) {
     PMPI_Abort(c->family->parent, code);
     return code;
   }
-  // A program's handler: called on the private communicator that carries it.
+  // A program's handler made from C: called here, with the thread-rank communicator (it may
+  // write both arguments, MPI passes pointers); else through the MPI, on the private carrier.
+  if (fn) {
+    MPI_Comm comm = c->handle_value();
+    int e = code;
+    fn(&comm, &e);
+    return code;
+  }
   return slot->call(code);
 }
 

@@ -13,14 +13,16 @@ namespace tsmpi::ranks {
 struct Comm;
 
 // An error handler held as the MPI holds one: a reference kept on a private communicator, so
-// the program may free its handle; get() returns a new reference; call() runs a program's
-// handler (its communicator argument is that private communicator: documented).
+// the program may free its handle; get() returns a new reference; function() is the program's
+// C function (callbacks.h), which raise() calls with the thread-rank communicator; call() runs
+// any other handler through the MPI (its communicator argument the private one: documented).
 class ErrhandlerSlot {
  public:
   bool is_set() const { return value_ != MPI_ERRHANDLER_NULL; }
   MPI_Errhandler value() const { return value_; }
   int set(MPI_Errhandler eh);
   int get(MPI_Errhandler* out);
+  MPI_Comm_errhandler_function* function() const { return function_; }
   int call(int code);
   void release();
 
@@ -28,7 +30,12 @@ class ErrhandlerSlot {
   int carrier();
   MPI_Comm carrier_ = MPI_COMM_NULL;
   MPI_Errhandler value_ = MPI_ERRHANDLER_NULL;
+  MPI_Comm_errhandler_function* function_ = nullptr;  // the program's C function, read at set()
 };
+
+// A private communicator of the MPI's with no attributes (a duplicate of MPI_COMM_SELF would
+// copy the program's attributes of MPI_COMM_SELF, running its copy callbacks).
+int private_comm(MPI_Comm* out);
 
 bool predefined(MPI_Errhandler eh);
 

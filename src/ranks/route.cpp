@@ -109,7 +109,8 @@ void activate() {
   static std::once_flag once;
   std::call_once(once, [] {
     for (int i = 0; i < fn::kCount; ++i)
-      if (kFunctions[i].threadcomm != ThreadRanks::kNone) fn_active[i].store(kHooked, std::memory_order_release);
+      if (kFunctions[i].threadcomm != ThreadRanks::kNone && kFunctions[i].threadcomm != ThreadRanks::kRecord)
+        fn_active[i].store(kHooked, std::memory_order_release);
     g_live.store(true, std::memory_order_release);
   });
 }

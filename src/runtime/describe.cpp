@@ -229,6 +229,7 @@ std::string describe_function(int i, const Options& o) {
     case ThreadRanks::kEngine: ranks = "carried out by the thread-rank engine (src/ranks/) on a thread-rank communicator"; break;
     case ThreadRanks::kComplete: ranks = "a thread-rank's requests completed by the thread-rank engine's loop"; break;
     case ThreadRanks::kRefuse: ranks = "refused on a thread-rank communicator (MPI_ERR_UNSUPPORTED_OPERATION through its error handler)"; break;
+    case ThreadRanks::kRecord: ranks = "its C callbacks kept by the thread-rank engine, which hands them thread-rank communicators"; break;
   }
   line("thread-ranks:     ", ranks);
   line("Fortran:          ", fortran::routines_of(f.name));

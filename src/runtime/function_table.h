@@ -25,6 +25,7 @@ enum class ThreadRanks : std::uint8_t {
   kEngine,    // carried out by the thread-rank engine
   kComplete,  // request completion, start, cancel or free: the engine's loop for thread-ranks
   kRefuse,    // MPI_ERR_UNSUPPORTED_OPERATION through the error handler
+  kRecord,    // makes an error handler or keyval whose callbacks the engine keeps (ranks/callbacks.h)
 };
 const char* thread_ranks_name(ThreadRanks t);
 

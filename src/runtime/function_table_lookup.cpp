@@ -19,7 +19,7 @@ const char* family_name(Family f) {
 }
 
 const char* thread_ranks_name(ThreadRanks t) {
-  static constexpr const char* kNames[] = {"-", "engine", "complete", "refuse"};
+  static constexpr const char* kNames[] = {"-", "engine", "complete", "refuse", "record"};
   return kNames[static_cast<int>(t)];
 }
 

@@ -28,7 +28,8 @@
        B_i moves back.
    With "call_errors", by A_i after MPI_ERRORS_RETURN is set on its MPI_COMM_WORLD: a call about
    no communicator (MPI_Type_contiguous(-1)) returns an error of class MPI_ERR_COUNT, and an
-   MPI_Send to rank N+5 on MPI_COMM_WORLD calls the handler A_i set there (once per process).
+   MPI_Send to rank N+5 on MPI_COMM_WORLD calls the handler A_i set there (once per process,
+   with MPI_COMM_WORLD as its communicator).
    Finalize: at attach each A_i calls MPI_Finalize for its MPI process; at reattach the main
    thread finalizes every MPI process after joining its threads. */
 #include <pthread.h>
@@ -39,11 +40,11 @@ static pthread_barrier_t phase;
 static int reattach, unattached_errors, call_errors;
 static atomic_int handler_calls[ASP_MAXK];
 
-/* A program's error handler on MPI_COMM_WORLD: counts its calls per MPI process. */
+/* A program's error handler on MPI_COMM_WORLD: counts its calls per MPI process, those given
+   MPI_COMM_WORLD as their communicator. */
 static void count_error(MPI_Comm* comm, int* code, ...) {
-  (void)comm;
   (void)code;
-  if (asp_idx >= 0) atomic_fetch_add(&handler_calls[asp_idx], 1);
+  if (asp_idx >= 0 && *comm == MPI_COMM_WORLD) atomic_fetch_add(&handler_calls[asp_idx], 1);
 }
 
 /* Errors are raised on the calling MPI process's handlers: a call about no communicator (an

@@ -10,22 +10,31 @@
        rank reads its own value back; overwriting calls the delete callback with the old value;
      - MPI_Comm_dup: MPI_CONGRUENT; the copy callback runs on the thread of the rank whose
        value it copies (once per rank), the dup holds the copied value, not the NULL_COPY key;
+       its oldcomm is the communicator duplicated, on which it reads the rank and the value
+       (MPI calls inside a callback, also under serialize mode);
        error handler inherited (MPI_ERRORS_RETURN); its own name; messages with the same
        (source, tag) on the threadcomm and on the dup do not mix; an Allreduce on the dup;
      - MPI_Comm_idup and MPI_Comm_idup_with_info (MPI-4; of the threadcomm and of the dup) pending at
        once, started along a chain of synchronous sends (a blocking start would hang), completed
        in reverse order: the copy callbacks ran at the call, congruent, copied values, messages
        on the three communicators do not mix, an Allreduce on one;
-     - a user error handler set on the dup is called, on the calling thread, for a send to a
-       rank that does not exist (class MPI_ERR_RANK), and the call returns the code;
+     - a user error handler set on the dup is called, on the calling thread, with the dup, for
+       a send to a rank that does not exist (class MPI_ERR_RANK), and the call returns the code;
+       MPI_Comm_call_errhandler calls it too;
      - MPI_Comm_split by parity with reversed keys: sizes, ranks, names per colour, a ring and an
        Allreduce on it; a split with MPI_UNDEFINED for r % 3 == 2 gives MPI_COMM_NULL there;
        an attribute set on the split is copied to the split's dup;
      - every communicator freed inside the region: the delete callbacks ran once per value,
-       on the owning rank's thread, with exactly the values set and copied. */
+       on the owning rank's thread, with exactly the values set and copied, each with the
+       communicator the value was on (still usable: MPI_Comm_rank on it);
+     - an attribute the program set on MPI_COMM_SELF is never copied by tsmpi's private
+       communicators (its copy callback counts). */
 #include <pthread.h>
 
 #include "ranks_util.h"
+
+/* The MPI-1 attribute calls are tested on purpose. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 static MPI_Comm tc;
 static int N, T, offset, round_no;
@@ -35,7 +44,8 @@ static MPI_Errhandler eh_count;
 static __thread int tls_old_rank; /* the caller's rank in the communicator being duplicated */
 static __thread int tls_copies, tls_deletes, tls_eh_calls, tls_eh_class;
 static __thread long long tls_deleted_sum;
-static __thread MPI_Comm tls_eh_comm;
+static __thread MPI_Comm tls_eh_comm, tls_copy_old, tls_delete_comm;
+static int kv_self, self_copies, kv_mpi1;
 
 static int value_of(int r, int k) { return 1 + r * 1000 + round_no * 100 + k * 10; }
 static int rank_in(void* v) { return (int)(((intptr_t)v - 1) / 1000); }
@@ -43,8 +53,14 @@ static int rank_in(void* v) { return (int)(((intptr_t)v - 1) / 1000); }
 static int copy_cb(MPI_Comm old, int kv, void* extra, void* in, void* out, int* flag) {
   ++tls_copies;
   CHECK(rank_in(in) == rk_my, "copy callback for the value of rank %d ran on thread-rank %d", rank_in(in), rk_my);
-  /* oldcomm is a stand-in for the thread-rank communicator (docs/threads-as-ranks.md). */
-  CHECK(old != MPI_COMM_NULL, "copy callback: oldcomm is MPI_COMM_NULL");
+  /* oldcomm is the communicator being duplicated: this rank's rank and value are there. */
+  tls_copy_old = old;
+  int rr = -1, have = 0;
+  void* v = NULL;
+  CHECK(MPI_Comm_rank(old, &rr) == MPI_SUCCESS && rr == tls_old_rank, "copy callback: rank %d in oldcomm, expected %d",
+        rr, tls_old_rank);
+  CHECK(MPI_Comm_get_attr(old, kv, &v, &have) == MPI_SUCCESS && have && v == in,
+        "copy callback: oldcomm's value %ld (flag %d), the MPI gave %ld", (long)(intptr_t)v, have, (long)(intptr_t)in);
   *(void**)out = (void*)((intptr_t)in + 1);
   *flag = 1;
   return MPI_SUCCESS;
@@ -52,7 +68,15 @@ static int copy_cb(MPI_Comm old, int kv, void* extra, void* in, void* out, int* 
 static int delete_cb(MPI_Comm comm, int kv, void* v, void* extra) {
   ++tls_deletes;
   tls_deleted_sum += (intptr_t)v;
+  tls_delete_comm = comm;
   CHECK(rank_in(v) == rk_my, "delete callback for the value of rank %d ran on thread-rank %d", rank_in(v), rk_my);
+  int rr = -1;
+  CHECK(MPI_Comm_rank(comm, &rr) == MPI_SUCCESS && rr >= 0, "delete callback: MPI_Comm_rank on its communicator");
+  return MPI_SUCCESS;
+}
+static int self_copy_cb(MPI_Comm old, int kv, void* extra, void* in, void* out, int* flag) {
+  __atomic_add_fetch(&self_copies, 1, __ATOMIC_RELAXED);
+  *flag = 0;
   return MPI_SUCCESS;
 }
 static void eh_fn(MPI_Comm* comm, int* code, ...) {
@@ -110,6 +134,16 @@ static void* region(void* arg) {
   MPI_OK(MPI_Comm_set_attr(tc, kv_copy, (void*)(intptr_t)value_of(r, 2)));
   expect_deleted += value_of(r, 0), ++expect_deletes;
   CHECK(tls_deletes == 1 && tls_deleted_sum == value_of(r, 0), "overwrite: %d deletes, sum %lld", tls_deletes, tls_deleted_sum);
+  CHECK(tls_delete_comm == tc, "overwrite: the delete callback's communicator is not the threadcomm");
+  /* MPI-1's keyval and attribute calls (deprecated, not removed). */
+  tls_delete_comm = MPI_COMM_NULL;
+  MPI_OK(MPI_Attr_put(tc, kv_mpi1, (void*)(intptr_t)value_of(r, 9)));
+  MPI_OK(MPI_Attr_get(tc, kv_mpi1, &got, &flag));
+  CHECK(flag && (intptr_t)got == value_of(r, 9), "MPI_Attr_get: flag %d value %ld", flag, (long)(intptr_t)got);
+  MPI_OK(MPI_Attr_delete(tc, kv_mpi1));
+  expect_deleted += value_of(r, 9), ++expect_deletes;
+  CHECK(tls_deletes == 2 && tls_delete_comm == tc, "MPI_Attr_delete: %d deletes, %s communicator", tls_deletes,
+        tls_delete_comm == tc ? "the threadcomm as" : "not the threadcomm as");
   MPI_OK(MPI_Barrier(tc));
   MPI_OK(MPI_Comm_get_attr(tc, kv_copy, &got, &flag));
   CHECK(flag && (intptr_t)got == value_of(r, 2), "after overwrite: %ld", (long)(intptr_t)got);
@@ -119,6 +153,7 @@ static void* region(void* arg) {
   tls_old_rank = r;
   MPI_OK(MPI_Comm_dup(tc, &d));
   CHECK(tls_copies == 1, "copy callback ran %d times on this thread-rank", tls_copies);
+  CHECK(tls_copy_old == tc, "MPI_Comm_dup: the copy callback's oldcomm is not the threadcomm");
   int cmp = -1;
   MPI_OK(MPI_Comm_compare(tc, d, &cmp));
   CHECK(cmp == MPI_CONGRUENT, "compare(threadcomm, dup) = %d", cmp);
@@ -163,6 +198,7 @@ static void* region(void* arg) {
   if (r > 0) MPI_OK(MPI_Recv(&token, 1, MPI_INT, r - 1, 11, tc, &st));
   CHECK(r == 0 || token == r - 1, "idup chain: token %d from rank %d", token, r - 1);
   MPI_OK(MPI_Comm_idup(tc, &i1, &iq[0]));
+  CHECK(tls_copy_old == tc, "MPI_Comm_idup: the copy callback's oldcomm is not the threadcomm");
 #if MPI_VERSION >= 4 /* MPI-4 (Open MPI 4.1 has no MPI_Comm_idup_with_info) */
   MPI_Info info;
   MPI_OK(MPI_Info_create(&info));
@@ -173,6 +209,7 @@ static void* region(void* arg) {
   MPI_OK(MPI_Comm_idup(d, &i2, &iq[1]));
 #endif
   CHECK(tls_copies == 3, "copy callbacks after two MPI_Comm_idup calls: %d on this thread-rank (expected 3)", tls_copies);
+  CHECK(tls_copy_old == d, "MPI_Comm_idup of the dup: the copy callback's oldcomm is not the dup");
   token = r;
   if (r < N - 1) MPI_OK(MPI_Ssend(&token, 1, MPI_INT, r + 1, 11, tc));
   MPI_OK(MPI_Wait(&iq[1], &st));
@@ -205,8 +242,10 @@ static void* region(void* arg) {
   long long is = r, iso = -1;
   MPI_OK(MPI_Allreduce(&is, &iso, 1, MPI_LONG_LONG, MPI_SUM, i2));
   CHECK(iso == (long long)N * (N - 1) / 2, "Allreduce on the idup: %lld", iso);
+  MPI_Comm i2_was = i2;
   MPI_OK(MPI_Comm_free(&i1));
   MPI_OK(MPI_Comm_free(&i2));
+  CHECK(tls_delete_comm == i2_was, "freeing an idup: the delete callback's communicator is not the one freed");
   expect_deleted += 2LL * value_of(r, 2) + 3, expect_deletes += 2;
 
   if (r == offset) rk_set_stage("user error handler");
@@ -214,10 +253,13 @@ static void* region(void* arg) {
   int x = 1;
   int rc = MPI_Send(&x, 1, MPI_INT, N + 5, 0, d);
   CHECK(rk_error_class(rc) == MPI_ERR_RANK, "send to rank %d: class %d, expected MPI_ERR_RANK", N + 5, rk_error_class(rc));
-  /* The handler's communicator argument is a stand-in for the thread-rank communicator
-     (docs/threads-as-ranks.md): not MPI_COMM_NULL, but not `d` either. */
-  CHECK(tls_eh_calls == 1 && tls_eh_class == MPI_ERR_RANK && tls_eh_comm != MPI_COMM_NULL,
-        "error handler: %d calls on this thread, class %d", tls_eh_calls, tls_eh_class);
+  CHECK(tls_eh_calls == 1 && tls_eh_class == MPI_ERR_RANK && tls_eh_comm == d,
+        "error handler: %d calls on this thread, class %d, %s communicator", tls_eh_calls, tls_eh_class,
+        tls_eh_comm == d ? "the dup as" : "not the dup as");
+  tls_eh_comm = MPI_COMM_NULL;
+  MPI_OK(MPI_Comm_call_errhandler(d, MPI_ERR_TAG));
+  CHECK(tls_eh_calls == 2 && tls_eh_class == MPI_ERR_TAG && tls_eh_comm == d,
+        "MPI_Comm_call_errhandler: %d calls, class %d", tls_eh_calls, tls_eh_class);
   MPI_OK(MPI_Comm_get_errhandler(tc, &eh));
   CHECK(eh == MPI_ERRORS_RETURN, "threadcomm's error handler changed by setting the dup's");
   if (eh != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&eh);
@@ -263,6 +305,7 @@ static void* region(void* arg) {
   tls_old_rank = sr;
   MPI_OK(MPI_Comm_dup(s, &sd));
   CHECK(tls_copies == 4, "copy callback ran %d times on this thread-rank (expected 4)", tls_copies);
+  CHECK(tls_copy_old == s, "MPI_Comm_dup of the split: the copy callback's oldcomm is not the split");
   MPI_OK(MPI_Comm_get_attr(sd, kv_copy, &got, &flag));
   CHECK(flag && (intptr_t)got == value_of(r, 4) + 1, "split's dup: flag %d value %ld", flag, (long)(intptr_t)got);
   int sdr = -1;
@@ -293,8 +336,10 @@ static void* region(void* arg) {
   expect_deleted += value_of(r, 4) + 1, ++expect_deletes;
   MPI_OK(MPI_Comm_free(&s));
   expect_deleted += value_of(r, 4), ++expect_deletes;
+  MPI_Comm d_was = d;
   MPI_OK(MPI_Comm_free(&d));
   expect_deleted += value_of(r, 2) + 1, ++expect_deletes;
+  CHECK(tls_delete_comm == d_was, "freeing the dup: the delete callback's communicator is not the dup");
   CHECK(sd == MPI_COMM_NULL && s == MPI_COMM_NULL && d == MPI_COMM_NULL, "handles not MPI_COMM_NULL after MPI_Comm_free");
   MPI_OK(MPI_Comm_delete_attr(tc, kv_copy));
   expect_deleted += value_of(r, 2), ++expect_deletes;
@@ -305,8 +350,15 @@ static void* region(void* arg) {
         expect_deleted);
   MPI_OK(MPI_Comm_get_attr(tc, kv_copy, &got, &flag));
   CHECK(!flag, "attribute still there after MPI_Comm_delete_attr");
+  /* A value left on the threadcomm goes at MPIX_Threadcomm_finish, its callback given the threadcomm. */
+  MPI_OK(MPI_Comm_set_attr(tc, kv_nocopy, (void*)(intptr_t)value_of(r, 8)));
+  expect_deleted += value_of(r, 8), ++expect_deletes;
+  tls_delete_comm = MPI_COMM_NULL;
   MPI_OK(MPI_Barrier(tc));
   MPI_OK(MPIX_Threadcomm_finish(tc));
+  CHECK(tls_deletes == expect_deletes && tls_deleted_sum == expect_deleted && tls_delete_comm == tc,
+        "MPIX_Threadcomm_finish: %d deletes with sum %lld (expected %d, %lld), %s communicator", tls_deletes,
+        tls_deleted_sum, expect_deletes, expect_deleted, tls_delete_comm == tc ? "the threadcomm as" : "not the threadcomm as");
   rk_my = -1;
   return NULL;
 }
@@ -324,6 +376,9 @@ int main(int argc, char** argv) {
   MPI_Comm_create_keyval(copy_cb, delete_cb, &kv_copy, NULL);
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cb, &kv_nocopy, NULL);
   MPI_Comm_create_errhandler(eh_fn, &eh_count);
+  MPI_OK(MPI_Comm_create_keyval(self_copy_cb, MPI_COMM_NULL_DELETE_FN, &kv_self, NULL));
+  MPI_OK(MPI_Comm_set_attr(MPI_COMM_SELF, kv_self, &kv_self));
+  MPI_OK(MPI_Keyval_create(MPI_NULL_COPY_FN, delete_cb, &kv_mpi1, NULL));
   rk_set_stage("MPIX_Threadcomm_init");
   MPI_OK(MPIX_Threadcomm_init(MPI_COMM_WORLD, T, &tc));
   pthread_t* tids = malloc(T * sizeof *tids);
@@ -335,6 +390,11 @@ int main(int argc, char** argv) {
   free(tids);
   rk_set_stage("MPIX_Threadcomm_free");
   MPI_OK(MPIX_Threadcomm_free(&tc));
+  CHECK(self_copies == 0, "MPI_COMM_SELF's attribute was copied %d times (the program never duplicated it)",
+        self_copies);
+  MPI_OK(MPI_Comm_delete_attr(MPI_COMM_SELF, kv_self));
+  MPI_OK(MPI_Comm_free_keyval(&kv_self));
+  MPI_OK(MPI_Keyval_free(&kv_mpi1));
   MPI_Comm_free_keyval(&kv_copy);
   MPI_Comm_free_keyval(&kv_nocopy);
   MPI_Errhandler_free(&eh_count);
