@@ -37,6 +37,11 @@ struct Network {
   std::unordered_map<std::uint64_t, SendOp*> awaiting_ack;
   std::uint64_t next_ack = 1;
   std::atomic<int> polled{0};
+  // wait_done's poller: at most one waiting thread of the process polls; the others sleep on
+  // their own flags (listed here) until it leaves.
+  std::atomic<bool> poller{false};
+  std::mutex sleepers_mu;
+  std::vector<Done*> sleepers;
 };
 Network& net() {
   static Network* n = new Network;
@@ -227,16 +232,38 @@ void remove_polled_family(Family* f) {
   }
 }
 
+// One waiting thread per process polls, with a backoff; the others sleep in the kernel until
+// their own flag is set or the poller leaves, when one of them takes over. With every waiter
+// polling and backing off, each woke thousands of times a second, and Linux 6.x's scheduler
+// then left other processes runnable but unscheduled for tens of seconds (locking/backoff.h).
 void wait_done(Done& d, const Family* f) {
   if (!f || !f->multi_process()) {
     d.wait();
     return;
   }
-  Backoff b;
+  Network& n = net();
   while (!d.is()) {
-    progress();
-    if (d.is()) return;
-    b.pause();
+    if (!n.poller.exchange(true, std::memory_order_acq_rel)) {
+      Backoff b;
+      while (!d.is()) {
+        progress();
+        if (d.is()) break;
+        b.pause();
+      }
+      n.poller.store(false, std::memory_order_seq_cst);
+      std::lock_guard g(n.sleepers_mu);
+      for (Done* s : n.sleepers) s->kick();
+      return;
+    }
+    // Someone polls: a message for this thread comes within microseconds or not soon.
+    if (spin_then_yield([&] { return !d.is() && n.poller.load(std::memory_order_relaxed); })) continue;
+    {
+      std::lock_guard g(n.sleepers_mu);
+      n.sleepers.push_back(&d);
+    }
+    d.sleep_while([&] { return n.poller.load(std::memory_order_seq_cst); });
+    std::lock_guard g(n.sleepers_mu);
+    n.sleepers.erase(std::find(n.sleepers.begin(), n.sleepers.end(), &d));
   }
 }
 

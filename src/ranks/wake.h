@@ -75,15 +75,36 @@ class SpinLock {
   std::atomic<bool> held_{false};
 };
 
-// A one-shot completion flag: 0 pending, 1 done, 2 pending with a sleeper.
+// A one-shot completion flag: 0 pending, 1 done, 2 pending with a sleeper, 3 pending with a
+// sleeper that kick() woke.
 class Done {
  public:
   bool is() const { return word_.load(std::memory_order_acquire) == 1; }
-  // seq_cst: requests.cpp's part_done reads whether any request was promoted right after.
+  // seq_cst: requests.cpp's part_done reads whether any request was promoted right after; and
+  // sleep_while's caller orders its own flag against the sleeper mark.
   void set() {
     if (word_.exchange(1, std::memory_order_seq_cst) == 2) futex_wake(word_);
   }
   void reset() { word_.store(0, std::memory_order_relaxed); }
+  // Sleeps in the kernel while pending and `keep_sleeping()`, checked after the sleeper mark is
+  // set, so a caller that clears the condition and then kick()s never misses this sleeper.
+  // Returns when set, kicked, or the condition is false; leaves the flag pending or done.
+  template <class Condition>
+  void sleep_while(Condition&& keep_sleeping) {
+    std::uint32_t s = 0;
+    if (!word_.compare_exchange_strong(s, 2, std::memory_order_seq_cst) && s != 2) {
+      if (s == 3) word_.compare_exchange_strong(s, 0, std::memory_order_relaxed);
+      return;
+    }
+    while (keep_sleeping() && word_.load(std::memory_order_acquire) == 2) futex_wait(word_, 2);
+    for (std::uint32_t w = word_.load(std::memory_order_relaxed); w == 2 || w == 3;)
+      if (word_.compare_exchange_weak(w, 0, std::memory_order_relaxed)) break;
+  }
+  // Wakes a sleep_while sleeper without completing the flag.
+  void kick() {
+    std::uint32_t s = 2;
+    if (word_.compare_exchange_strong(s, 3, std::memory_order_seq_cst)) futex_wake(word_);
+  }
   // Blocks until set() (for waits no other process can satisfy).
   void wait() {
     if (spin_then_yield([&] { return !is(); })) return;
