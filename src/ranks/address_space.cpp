@@ -266,22 +266,13 @@ namespace tsmpi::ranks {
 
 namespace api {
 
+// The buffer of the calling thread's MPI process of the address space (bsend::engine_buffer()).
 // Threads of one MPI process attach and detach in turn (MPI-4.0 §3.6.1 asks no more of them).
 int buffer_attach(void* buffer, MPI_Count size) {
-  if (asp::tl_index < 0) {  // a threadcomm's thread-rank: its process's buffer
-    if (size > INT32_MAX) return raise(nullptr, MPI_ERR_COUNT, "MPI_Buffer_attach");
-    return mpi::locked([&] { return PMPI_Buffer_attach(buffer, static_cast<int>(size)); });
-  }
   return raise(asp::g_world, bsend::attach(asp::tl_index, buffer, size), "MPI_Buffer_attach");
 }
 
 int buffer_detach(void* buffer_addr, MPI_Count* size) {
-  if (asp::tl_index < 0) {
-    int n = 0;
-    int rc = mpi::locked([&] { return PMPI_Buffer_detach(buffer_addr, &n); });
-    *size = n;
-    return rc;
-  }
   return raise(asp::g_world, bsend::detach(asp::tl_index, buffer_addr, size), "MPI_Buffer_detach");
 }
 

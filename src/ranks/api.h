@@ -183,8 +183,8 @@ int group_intersection(MPI_Group a, MPI_Group b, MPI_Group* out);
 int group_difference(MPI_Group a, MPI_Group b, MPI_Group* out);
 int group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup);
 int group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup);
-// MPI_Buffer_attach/detach by a thread-rank (address_space.cpp): per MPI process of an address
-// space, else the process's buffer in the MPI.
+// MPI_Buffer_attach/detach by a thread of an address space's MPI process (address_space.cpp;
+// reached through record::Buffer_attach/detach, buffered_sends.h): that process's buffer.
 int buffer_attach(void* buffer, MPI_Count size);
 int buffer_detach(void* buffer_addr, MPI_Count* size);
 // Communicators from groups and split types (comm_create.cpp).

@@ -5,6 +5,7 @@
 
 #include "locking/backoff.h"
 #include "ranks/address_space.h"
+#include "ranks/api.h"
 #include "ranks/transport.h"
 
 namespace tsmpi::ranks::bsend {
@@ -18,7 +19,8 @@ struct Buffer {
 };
 
 namespace {
-std::unique_ptr<Buffer[]> g_buffers;
+std::unique_ptr<Buffer[]> g_buffers;  // one per MPI process of the address space
+Buffer g_process;                     // the MPI's, attached by this OS process (threadcomm)
 }  // namespace
 
 void make_buffers(int k) { g_buffers = std::make_unique<Buffer[]>(static_cast<std::size_t>(k)); }
@@ -56,8 +58,8 @@ int detach(int index, void* buffer_addr, MPI_Count* size) {
 
 int reserve(std::size_t bytes, bool keep, Held* held) {
   const int index = asp::attached_index();
-  if (index < 0 || !g_buffers) return MPI_SUCCESS;
-  Buffer& b = g_buffers[static_cast<std::size_t>(index)];
+  if (index >= 0 && !g_buffers) return MPI_SUCCESS;
+  Buffer& b = index >= 0 ? g_buffers[static_cast<std::size_t>(index)] : g_process;
   const MPI_Count need = static_cast<MPI_Count>(bytes) + MPI_BSEND_OVERHEAD;
   std::lock_guard g(b.mu);
   if (!b.attached || need > b.size - b.kept) return MPI_ERR_BUFFER;
@@ -72,6 +74,36 @@ void release(const Held& held) {
   if (!held.b) return;
   std::lock_guard g(held.b->mu);
   held.b->kept -= held.n;
+}
+
+bool engine_buffer() { return asp::attached_index() >= 0; }
+int engine_attach(void* buffer, MPI_Count size) { return api::buffer_attach(buffer, size); }
+int engine_detach(void* buffer_addr, MPI_Count* size) { return api::buffer_detach(buffer_addr, size); }
+
+void process_attached(void* buffer, MPI_Count size) {
+  std::lock_guard g(g_process.mu);
+  g_process.buffer = buffer;
+  g_process.size = size;
+  g_process.attached = true;
+}
+
+void process_detach_wait() {
+  Backoff backoff;
+  for (;;) {
+    {
+      std::lock_guard g(g_process.mu);
+      if (g_process.kept == 0) return;
+    }
+    progress();
+    backoff.pause();
+  }
+}
+
+void process_detached() {
+  std::lock_guard g(g_process.mu);
+  g_process.buffer = nullptr;
+  g_process.size = 0;
+  g_process.attached = false;
 }
 
 }  // namespace tsmpi::ranks::bsend

@@ -269,15 +269,6 @@ inline int Exscan_init(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op 
 #undef TSMPI_PERSISTENT
 #undef TSMPI_PERSISTENT_ROOTED
 
-// ---- the attached buffer (each MPI process of an address space has its own) ----
-inline int Buffer_attach(void* b, auto size) { return api::buffer_attach(b, size); }
-inline int Buffer_detach(void* addr, auto* size) {
-  MPI_Count n = 0;
-  int rc = api::buffer_detach(addr, &n);
-  *size = static_cast<std::remove_pointer_t<decltype(size)>>(n);
-  return rc;
-}
-
 // ---- communicators, groups, attributes ----
 inline int Comm_rank(MPI_Comm c, int* r) { return api::comm_rank(c, r); }
 inline int Comm_size(MPI_Comm c, int* s) { return api::comm_size(c, s); }

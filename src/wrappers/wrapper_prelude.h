@@ -10,6 +10,7 @@
 #include "fn_ids.h"
 #include "locking/object_names.h"
 #include "matching/policy_only.h"
+#include "ranks/buffered_sends.h"
 #include "ranks/callbacks.h"
 #include "ranks/native_calls.h"
 #include "runtime/abort_job.h"

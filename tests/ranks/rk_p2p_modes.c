@@ -32,7 +32,14 @@
         thread-rank of this process each is cancelled (MPI_Test_cancelled true), the receiver's
         receive for it finds nothing and is itself cancelled; to another process the cancel may
         fail, and the sender tells the receiver which messages it must still take (data checked);
-        then Iprobe finds none of the three envelopes. */
+        then Iprobe finds none of the three envelopes;
+     l. buffered sends take room in the buffer the process attached (thread-ranks share it): thread
+        0 of each process detaches the big buffer (its address and size come back), MPI_Bsend
+        then fails with MPI_ERR_BUFFER; it attaches one for 100 ints: MPI_Bsend and MPI_Ibsend of
+        101 ints fail with MPI_ERR_BUFFER (Ibsend's at its start or its wait), 100 ints to itself
+        go twice (a message to this process leaves the buffer once copied; data and status
+        checked); detach returns the small buffer and its size; the big one is attached again.
+        The other thread-ranks wait at barriers. */
 #include <omp.h>
 
 #include "ranks_util.h"
@@ -374,6 +381,50 @@ static void part_ssend(int r, int left, int right, int round) {
   if (!early) MPI_OK(MPI_Wait(&sq, MPI_STATUS_IGNORE));
 }
 
+static void* g_bbuf;
+static int g_bsize;
+
+static void part_bsend_room(int r, int round) {
+  MPI_OK(MPI_Barrier(tc));
+  if (omp_get_thread_num() == 0) {
+    void* big = NULL;
+    int big_size = -1;
+    MPI_OK(MPI_Buffer_detach(&big, &big_size));
+    CHECK(big == g_bbuf && big_size == g_bsize, "MPI_Buffer_detach: %p, %d bytes, expected %p, %d", big, big_size, g_bbuf, g_bsize);
+    int one = r;
+    int rc = MPI_Bsend(&one, 1, MPI_INT, r, 700, tc);
+    CHECK(rk_error_class(rc) == MPI_ERR_BUFFER, "MPI_Bsend with no buffer attached: class %d, expected MPI_ERR_BUFFER", rk_error_class(rc));
+    const int small_size = 100 * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+    char* small = malloc(small_size);
+    MPI_OK(MPI_Buffer_attach(small, small_size));
+    int out[101], in[101];
+    pattern_fill(out, 101, r, r, 701, round);
+    rc = MPI_Bsend(out, 101, MPI_INT, r, 701, tc);
+    CHECK(rk_error_class(rc) == MPI_ERR_BUFFER, "MPI_Bsend of 101 ints into a buffer for 100: class %d, expected MPI_ERR_BUFFER", rk_error_class(rc));
+    MPI_Request q = MPI_REQUEST_NULL;
+    rc = MPI_Ibsend(out, 101, MPI_INT, r, 701, tc, &q);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&q, MPI_STATUS_IGNORE); /* reported at the start or the wait */
+    CHECK(rk_error_class(rc) == MPI_ERR_BUFFER, "MPI_Ibsend of 101 ints into a buffer for 100: class %d, expected MPI_ERR_BUFFER", rk_error_class(rc));
+    for (int k = 0; k < 2; ++k) {
+      MPI_Status st;
+      MPI_OK(MPI_Bsend(out, 100, MPI_INT, r, 702 + k, tc));
+      MPI_OK(MPI_Recv(in, 101, MPI_INT, r, 702 + k, tc, &st));
+      check_status(&st, r, 702 + k, 100, MPI_INT, "Bsend of 100 ints into a buffer for 100");
+      CHECK(pattern_verify(in, 100, r, r, 701, round) < 0, "Bsend of 100 ints into a buffer for 100: wrong data");
+    }
+    int flag = 1;
+    MPI_OK(MPI_Iprobe(r, 701, tc, &flag, MPI_STATUS_IGNORE));
+    CHECK(!flag, "a buffered send that failed with MPI_ERR_BUFFER sent its message");
+    void* back = NULL;
+    int back_size = -1;
+    MPI_OK(MPI_Buffer_detach(&back, &back_size));
+    CHECK(back == small && back_size == small_size, "MPI_Buffer_detach: %p, %d bytes, expected %p, %d", back, back_size, (void*)small, small_size);
+    free(small);
+    MPI_OK(MPI_Buffer_attach(big, big_size));
+  }
+  MPI_OK(MPI_Barrier(tc));
+}
+
 static void part_truncate(int r, int left, int right, int round) {
   int out[10], in[10];
   MPI_Request sq, rq;
@@ -485,6 +536,8 @@ int main(int argc, char** argv) {
   int bsize = T * 4 * (kLarge * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
   void* bbuf = malloc(bsize);
   MPI_Buffer_attach(bbuf, bsize);
+  g_bbuf = bbuf;
+  g_bsize = bsize;
   rk_set_stage("MPIX_Threadcomm_init");
   MPI_OK(MPIX_Threadcomm_init(MPI_COMM_WORLD, T, &tc));
   for (int round = 0; round < rounds; ++round) {
@@ -520,6 +573,8 @@ int main(int argc, char** argv) {
       part_datatypes(r, left, right, round);
       STAGE("k. send cancel");
       part_send_cancel(r, left, right, round);
+      STAGE("l. buffered-send room");
+      part_bsend_room(r, round);
       STAGE("end of region");
       MPI_OK(MPIX_Threadcomm_finish(tc));
       rk_my = -1;
