@@ -106,7 +106,9 @@ class Report(unittest.TestCase):
         write(os.path.join(d, "overhead.csv"), [HEADER] + overhead_rows())
         write(os.path.join(d, "msgrate.csv"), [HEADER] + msgrate_rows())
         write(os.path.join(d, "commdup.csv"), [HEADER] + commdup_rows())
-        write(os.path.join(d, "threadcomm.csv"), [HEADER] + threadcomm_rows("threadcomm", TC_LATENCY))
+        # The hardware floor at 8 B: half the processes' latency.
+        floor = [f"openmpi,threadcomm,cache-line-floor,-,8,{rep},{0.5 * BASE[rep - 1]}," for rep in (1, 2, 3)]
+        write(os.path.join(d, "threadcomm.csv"), [HEADER] + threadcomm_rows("threadcomm", TC_LATENCY) + floor)
         write(os.path.join(d, "threadcomm_bw.csv"), [HEADER] + threadcomm_rows("threadcomm_bw", TC_BANDWIDTH))
         write(os.path.join(d, "threadcomm_coll.csv"),
               [HEADER] + threadcomm_rows("threadcomm_coll", TC_BARRIER, "barrier"))
@@ -206,8 +208,9 @@ class Report(unittest.TestCase):
         self.assertNotIn(("mpich", "msgrate", "directed", "tsmpi-serialize", "native-mprobe"), self.targets)
         # overhead (pass-through, serialize, checking), overhead_f (pass-through), msgrate (mprobe
         # both patterns, lock2d, helper, checking any/any), serialize msgrate (Open MPI, both
-        # patterns), scaling (4 series x 2 patterns), threadcomm (latency, bandwidth, 5 collectives)
-        self.assertEqual(len(self.targets), 2 * 3 + 2 * 1 + 2 * (2 + 1 + 1 + 1) + 2 + 2 * 8 + 2 * (1 + 1 + 5))
+        # patterns), scaling (4 series x 2 patterns), threadcomm (latency, bandwidth, message rate,
+        # 3 small collectives)
+        self.assertEqual(len(self.targets), 2 * 3 + 2 * 1 + 2 * (2 + 1 + 1 + 1) + 2 + 2 * 8 + 2 * (1 + 1 + 1 + 3))
         # checking mode's ping-pong target covers the sizes up to 1 KiB only
         self.assertEqual(self.target("openmpi", "overhead", "-", "tsmpi-check", "native-multiple")[0], "≤ 1.30 for x ≤ 1024")
         # one stdout line per target
@@ -221,16 +224,24 @@ class Report(unittest.TestCase):
         self.assertEqual(self.target("openmpi", "threadcomm", "-", "thread-ranks", "procs-native"),
                          ["≤ 0.50 at x=8", "0.400", "x=8: 0.400", "✔ met"])
         self.assertEqual(self.target("openmpi", "threadcomm_bw", "-", "thread-ranks", "procs-native"),
-                         ["≥ 1.00 at x=1048576", "1.200", "x=1048576: 1.200", "✔ met"])
+                         ["≥ 1.50 at x=1048576", "1.200", "x=1048576: 1.200", "✘ missed"])
         self.assertEqual(self.target("openmpi", "threadcomm_coll", "barrier", "thread-ranks", "procs-native"),
-                         ["≤ 0.50", "0.400", "x=4: 0.800", "✔ met"])
+                         ["≤ 1.00", "0.400", "x=4: 0.800", "✔ met"])
+        self.assertEqual(self.target("openmpi", "threadcomm_msgrate", "-", "thread-ranks", "procs-native")[1:],
+                         ["n/a", "n/a", "not measured"])
         self.assertEqual(self.target("openmpi", "threadcomm_coll", "bcast-8", "thread-ranks", "procs-native")[1:],
                          ["n/a", "n/a", "not measured"])
         # ratios to both process baselines, and the tsmpi processes to the native ones
+        # (the floor, measured at 8 B only, gives no ratio at 0 B)
         rows = {r["baseline"]: float(r["ratio_median"]) for r in self.points("threadcomm")
-                if (r["series"], r["x"]) == ("thread-ranks", "0")}
+                if (r["series"], r["x"]) == ("thread-ranks", "0") and r["ratio_median"]}
         self.assertEqual(sorted(rows), ["procs-native", "procs-tsmpi"])
         self.assertAlmostEqual(rows["procs-native"], 0.3)
+        # against the hardware floor, where it was measured (8 B): 0.4 / 0.5
+        floor = {(r["series"], r["baseline"]): float(r["ratio_median"]) for r in self.points("threadcomm")
+                 if r["x"] == "8" and r["baseline"] == "cache-line-floor"}
+        self.assertAlmostEqual(floor[("thread-ranks", "cache-line-floor")], 0.8)
+        self.assertAlmostEqual(floor[("procs-native", "cache-line-floor")], 2.0)
         self.assertAlmostEqual(rows["procs-tsmpi"], 0.24)
         self.assertAlmostEqual(float(self.point("threadcomm_coll", series="procs-tsmpi", x=2)["ratio_median"]), 1.25)
         self.assertIn("| ranks | thread-ranks (µs) | procs-tsmpi (µs) | procs-native (µs) |", self.md)
