@@ -43,6 +43,17 @@ void deliver(Packet* p, RecvOp* r) {
   if (p->ack_proc >= 0) remote_ack(p->comm->family, p->ack_proc, p->ack_id);
 }
 
+void deliver_taken(Packet* head) {
+  for (Packet* p = head; p;) {
+    Packet* next = p->next;
+    RecvOp* r = p->taker;
+    deliver(p, r);
+    free_packet(p);
+    r->complete();
+    p = next;
+  }
+}
+
 void deliver_direct(const SendOp& s, int src, int tag, RecvOp* r) {
   result(r, src, tag, s.bytes);
   copy(s.buf, r->buf, r->r_bytes);

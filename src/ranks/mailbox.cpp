@@ -5,7 +5,60 @@ namespace tsmpi::ranks {
 Mailbox::~Mailbox() {
   for (auto& [k, f] : unexpected_.map)
     while (f.head) free_packet(f.pop());
+  for (Packet* p = arrived_.load(std::memory_order_acquire); p;) {
+    Packet* next = p->next;
+    free_packet(p);
+    p = next;
+  }
 }
+
+void Mailbox::arrive(Packet* p) {
+  Packet* head = arrived_.load(std::memory_order_relaxed);
+  do p->next = head;
+  while (!arrived_.compare_exchange_weak(head, p, std::memory_order_seq_cst, std::memory_order_relaxed));
+  // Pushed, then look at the lock (seq_cst both): either the holder's unlock() sees the message
+  // or this thread sees the lock free. A failed try_lock means a holder that will look again.
+  if (mu_.held() || !mu_.try_lock()) return;
+  Matched m;
+  match_arrived(m);
+  unlock(m);
+}
+
+void Mailbox::match_arrived(Matched& m) {
+  if (!arrived_.load(std::memory_order_relaxed)) return;
+  Packet* newest = arrived_.exchange(nullptr, std::memory_order_acquire);
+  Packet* oldest = nullptr;  // reversed: arrival order
+  while (newest) {
+    Packet* next = newest->next;
+    newest->next = oldest;
+    oldest = newest;
+    newest = next;
+  }
+  for (Packet* next; oldest; oldest = next) {
+    next = oldest->next;
+    if (RecvOp* r = take_posted(oldest->src, oldest->tag)) {
+      oldest->taker = r;
+      oldest->next = nullptr;
+      if (m.tail) m.tail->next = oldest;
+      else m.head = oldest;
+      m.tail = oldest;
+    } else {
+      add_unexpected(oldest);
+      m.arrivals = true;
+    }
+  }
+}
+
+void Mailbox::unlock(Matched& m) {
+  do {
+    match_arrived(m);
+    mu_.unlock_then_look();
+  } while (arrived_.load(std::memory_order_seq_cst) && mu_.try_lock());
+  deliver_taken(m.head);
+  m.head = m.tail = nullptr;
+  if (m.arrivals) announce_arrival();
+}
+
 
 RecvOp* Mailbox::take_posted(int src, int tag) {
   Fifo<RecvOp>* fifo = posted_.find(key(src, tag));
@@ -80,11 +133,11 @@ Packet* Mailbox::take_unexpected(int src, int tag) {
   return p;
 }
 
-Packet* Mailbox::withdraw(int src, int tag, std::uint64_t seq) {
+Packet* Mailbox::withdraw(int src, int tag, std::uint64_t ident) {
   Fifo<Packet>* f = unexpected_.find(key(src, tag));
   if (!f) return nullptr;
   for (Packet* p = f->head; p; p = p->next) {
-    if (p->seq != seq) continue;
+    if (p->ident != ident) continue;
     f->remove(p);
     --unexpected_count_;
     return p;

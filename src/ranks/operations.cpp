@@ -17,7 +17,19 @@ char* Packet::reserve(std::size_t n) {
   return data = heap;
 }
 
-Packet* new_packet() { return Pool<Packet>::make(); }
+namespace {
+// Idents: a thread's number in the high 24 bits, a count of its packets in the low 40.
+std::atomic<std::uint64_t> g_ident_threads{0};
+constinit TSMPI_TLS std::uint64_t tl_next_ident = 0;
+}  // namespace
+
+Packet* new_packet() {
+  Packet* p = Pool<Packet>::make();
+  if ((tl_next_ident & ((std::uint64_t{1} << 40) - 1)) == 0)
+    tl_next_ident = (g_ident_threads.fetch_add(1, std::memory_order_relaxed) + 1) << 40 | 1;
+  p->ident = tl_next_ident++;
+  return p;
+}
 
 void free_packet(Packet* p) {
   std::free(p->heap);

@@ -37,12 +37,12 @@ struct SendOp : Completion {
   TypedBuffer buf;
   std::size_t bytes = 0;
   int err = MPI_SUCCESS;
-  // Where its message waits unreceived in this process (MPI_Cancel withdraws it from there): the
-  // receiver's mailbox and the message's key and sequence number in it; nullptr once it met a
-  // posted receive, or when it went to another process.
+  // Where its message may wait unreceived in this process (MPI_Cancel withdraws it from there):
+  // the receiver's mailbox, the message's key and its packet's ident; nullptr when it met a
+  // posted receive directly, or went to another process.
   Mailbox* waits_in = nullptr;
   int src = 0, tag = 0;
-  std::uint64_t seq = 0;
+  std::uint64_t ident = 0;
   bool cancelled = false;
 };
 
@@ -64,7 +64,9 @@ struct RecvOp : Completion {
 struct Packet {
   Packet* next = nullptr;
   int src = 0, tag = 0;
-  std::uint64_t seq = 0;
+  std::uint64_t seq = 0;    // arrival order in its mailbox
+  std::uint64_t ident = 0;  // unique in the process while alive (new_packet)
+  RecvOp* taker = nullptr;  // the posted receive it matched, until delivered
   std::size_t bytes = 0;
   char* data = nullptr;     // the packed message, or nullptr when the sender's buffer holds it
   SendOp* sender = nullptr;  // a local sender waiting for this message to be received
@@ -78,12 +80,15 @@ struct Packet {
   char* reserve(std::size_t n);
 };
 
+// A packet from the calling thread's pool, with a fresh ident.
 Packet* new_packet();
 void free_packet(Packet* p);
 
 // Copies the message of p into r's buffer and sets r's result (truncation included); completes
 // the local sender of a rendezvous or synchronous message. Does not complete r.
 void deliver(Packet* p, RecvOp* r);
+// For each packet of a list (linked by next) that matched p->taker: deliver, free, complete.
+void deliver_taken(Packet* head);
 // Same for a send that meets a posted receive directly.
 void deliver_direct(const SendOp& s, int src, int tag, RecvOp* r);
 

@@ -29,14 +29,19 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
   }
   count(g_counters.local_messages);
   count(g_counters.local_bytes, op->bytes);
+  // A receive already posted takes the message straight from the sender's buffer when the
+  // mailbox's lock is free; otherwise the message goes in a packet to the mailbox (mailbox.h),
+  // matched by this thread if it holds the lock, else by the lock's holder.
   Mailbox& mb = c->box(dest, ch);
-  std::unique_lock lock(mb.mu);
-  if (RecvOp* r = mb.take_posted(me, tag)) {
-    lock.unlock();
-    deliver_direct(*op, me, tag, r);
-    r->complete();
-    op->complete();
-    return MPI_SUCCESS;
+  Mailbox::Guard g(mb, std::try_to_lock);
+  if (g.owns()) {
+    if (RecvOp* r = mb.take_posted(me, tag)) {
+      g.release();
+      deliver_direct(*op, me, tag, r);
+      r->complete();
+      op->complete();
+      return MPI_SUCCESS;
+    }
   }
   Packet* p = new_packet();
   p->src = me;
@@ -48,13 +53,12 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
   if (eager) pack(b, p->reserve(op->bytes));
   const bool waits = !eager || mode == SendMode::kSynchronous;
   if (waits) p->sender = op;
-  mb.add_unexpected(p);
   op->waits_in = &mb;
   op->src = me;
   op->tag = tag;
-  op->seq = p->seq;
-  lock.unlock();
-  mb.announce_arrival();
+  op->ident = p->ident;
+  mb.arrive(p);  // from here on a waiting op may complete at any time
+  g.release();
   if (!waits) op->complete();
   return MPI_SUCCESS;
 }
@@ -86,7 +90,7 @@ int start_recv(Comm* c, int me, int src, int tag, const TypedBuffer& b, Channel 
   Mailbox& mb = c->box(me, ch);
   Packet* p;
   {
-    std::lock_guard g(mb.mu);
+    Mailbox::Guard g(mb);
     p = mb.take_unexpected(src, tag);
     if (!p) mb.post(r);
   }
@@ -110,7 +114,7 @@ int recv(Comm* c, int me, int src, int tag, const TypedBuffer& b, Channel ch, MP
 bool cancel_recv(Comm* c, int me, Channel ch, RecvOp* r) {
   Mailbox& mb = c->box(me, ch);
   {
-    std::lock_guard g(mb.mu);
+    Mailbox::Guard g(mb);
     if (!mb.unpost(r)) return false;
   }
   r->cancelled = true;
@@ -127,8 +131,8 @@ bool cancel_send(SendOp* op) {
   if (!mb) return false;
   Packet* p;
   {
-    std::lock_guard g(mb->mu);
-    p = mb->withdraw(op->src, op->tag, op->seq);
+    Mailbox::Guard g(*mb);
+    p = mb->withdraw(op->src, op->tag, op->ident);
   }
   if (!p) return false;
   const bool waits = p->sender == op;
@@ -155,7 +159,7 @@ int iprobe(Comm* c, int me, int src, int tag, int* flag, MPI_Status* status) {
   int s = 0, t = 0;
   std::size_t bytes = 0;
   {
-    std::lock_guard g(mb.mu);
+    Mailbox::Guard g(mb);
     Packet* p = mb.find_unexpected(src, tag);
     *flag = p != nullptr;
     if (p) s = p->src, t = p->tag, bytes = p->bytes;
@@ -182,7 +186,7 @@ Packet* improbe(Comm* c, int me, int src, int tag, MPI_Status* status) {
   Mailbox& mb = c->box(me, Channel::kP2P);
   Packet* p;
   {
-    std::lock_guard g(mb.mu);
+    Mailbox::Guard g(mb);
     p = mb.take_unexpected(src, tag);
   }
   if (p) set_status(status, p->src, p->tag, MPI_SUCCESS, p->bytes, false);

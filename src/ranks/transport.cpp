@@ -270,20 +270,7 @@ void wait_done(Done& d, const Family* f) {
 void arrive_local(Comm* c, Channel ch, int dst, Packet* p) {
   p->comm = c;
   p->dst = dst;
-  Mailbox& mb = c->box(dst, ch);
-  RecvOp* r;
-  {
-    std::lock_guard g(mb.mu);
-    r = mb.take_posted(p->src, p->tag);
-    if (!r) mb.add_unexpected(p);
-  }
-  if (!r) {
-    mb.announce_arrival();
-    return;
-  }
-  deliver(p, r);
-  free_packet(p);
-  r->complete();
+  c->box(dst, ch).arrive(p);
 }
 
 }  // namespace tsmpi::ranks

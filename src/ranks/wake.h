@@ -70,6 +70,11 @@ class SpinLock {
     return !held_.load(std::memory_order_relaxed) && !held_.exchange(true, std::memory_order_acquire);
   }
   void unlock() { held_.store(false, std::memory_order_release); }
+  // For a Dekker-style hand-off (mailbox.h): the holder releases and then reads another flag; a
+  // second thread writes that flag and then reads whether the lock is held. seq_cst on both
+  // sides means one of the two sees the other.
+  void unlock_then_look() { held_.store(false, std::memory_order_seq_cst); }
+  bool held() const { return held_.load(std::memory_order_seq_cst); }
 
  private:
   std::atomic<bool> held_{false};
