@@ -21,6 +21,28 @@ struct Buffer {
 namespace {
 std::unique_ptr<Buffer[]> g_buffers;  // one per MPI process of the address space
 Buffer g_process;                     // the MPI's, attached by this OS process (threadcomm)
+
+// Both kinds of buffer (with b.mu held): what attach and detach set.
+void set(Buffer& b, void* buffer, MPI_Count size, bool attached) {
+  b.buffer = buffer;
+  b.size = size;
+  b.attached = attached;
+}
+
+// Runs f() with b.mu held once no message keeps room in b (progressing the engine's network
+// meanwhile, which sends them).
+template <class F>
+int when_unkept(Buffer& b, F f) {
+  Backoff backoff;
+  for (;;) {
+    {
+      std::lock_guard g(b.mu);
+      if (b.kept == 0) return f();
+    }
+    progress();
+    backoff.pause();
+  }
+}
 }  // namespace
 
 void make_buffers(int k) { g_buffers = std::make_unique<Buffer[]>(static_cast<std::size_t>(k)); }
@@ -30,30 +52,18 @@ int attach(int index, void* buffer, MPI_Count size) {
   std::lock_guard g(b.mu);
   if (b.attached) return MPI_ERR_BUFFER;
   if (size < 0) return MPI_ERR_ARG;
-  b.buffer = buffer;
-  b.size = size;
-  b.attached = true;
+  set(b, buffer, size, true);
   return MPI_SUCCESS;
 }
 
 int detach(int index, void* buffer_addr, MPI_Count* size) {
   Buffer& b = g_buffers[static_cast<std::size_t>(index)];
-  Backoff backoff;
-  for (;;) {
-    {
-      std::lock_guard g(b.mu);
-      if (b.kept == 0) {
-        *static_cast<void**>(buffer_addr) = b.attached ? b.buffer : nullptr;
-        *size = b.attached ? b.size : 0;
-        b.buffer = nullptr;
-        b.size = 0;
-        b.attached = false;
-        return MPI_SUCCESS;
-      }
-    }
-    progress();
-    backoff.pause();
-  }
+  return when_unkept(b, [&] {
+    *static_cast<void**>(buffer_addr) = b.attached ? b.buffer : nullptr;
+    *size = b.attached ? b.size : 0;
+    set(b, nullptr, 0, false);
+    return MPI_SUCCESS;
+  });
 }
 
 int reserve(std::size_t bytes, bool keep, Held* held) {
@@ -82,28 +92,16 @@ int engine_detach(void* buffer_addr, MPI_Count* size) { return api::buffer_detac
 
 void process_attached(void* buffer, MPI_Count size) {
   std::lock_guard g(g_process.mu);
-  g_process.buffer = buffer;
-  g_process.size = size;
-  g_process.attached = true;
+  set(g_process, buffer, size, true);
 }
 
 void process_detach_wait() {
-  Backoff backoff;
-  for (;;) {
-    {
-      std::lock_guard g(g_process.mu);
-      if (g_process.kept == 0) return;
-    }
-    progress();
-    backoff.pause();
-  }
+  when_unkept(g_process, [] { return MPI_SUCCESS; });
 }
 
 void process_detached() {
   std::lock_guard g(g_process.mu);
-  g_process.buffer = nullptr;
-  g_process.size = 0;
-  g_process.attached = false;
+  set(g_process, nullptr, 0, false);
 }
 
 }  // namespace tsmpi::ranks::bsend

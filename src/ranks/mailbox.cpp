@@ -59,7 +59,6 @@ void Mailbox::unlock(Matched& m) {
   if (m.arrivals) announce_arrival();
 }
 
-
 RecvOp* Mailbox::take_posted(int src, int tag) {
   Fifo<RecvOp>* fifo = posted_.find(key(src, tag));
   RecvOp* exact = fifo ? fifo->head : nullptr;
