@@ -4,7 +4,7 @@
 #                     bin/tsmpi-info-<mpi>, <libdir>/pkgconfig/tsmpi-<mpi>.pc,
 #                     <libdir>/cmake/tsmpi/tsmpi-<mpi>-targets.cmake
 #   component common  bin/tsmpirun and bin/tsmpi-info (choose the variant), include/tsmpi.h,
-#                     tsmpif.h, tsmpi.pc, tsmpiConfig*.cmake, man pages, docs, the modulefile
+#                     tsmpif.h, tsmpif08.h, tsmpi.pc, tsmpiConfig*.cmake, man pages, docs, the modulefile
 # Both builds write identical common files, so installing the second variant over the first
 # changes nothing of the first's. Everything installed finds its siblings by relative paths: the
 # prefix can be moved, and nothing points into the build tree.
@@ -75,6 +75,7 @@ foreach(_tool tsmpirun tsmpi-info)
   install(PROGRAMS ${_inst}/${_tool} DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT common)
 endforeach()
 install(FILES ${CMAKE_SOURCE_DIR}/include/tsmpi.h ${CMAKE_SOURCE_DIR}/include/tsmpif.h
+  ${CMAKE_SOURCE_DIR}/include/tsmpif08.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT common)
 configure_file(${CMAKE_SOURCE_DIR}/packaging/pkgconfig/tsmpi.pc.in ${_inst}/tsmpi.pc @ONLY)
 install(FILES ${_inst}/tsmpi.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT common)

@@ -32,6 +32,10 @@ SUBSTITUTING = {"kStartWait", "kAdmittedStartWait", "kPoll", "kPollSome", "kCrea
 STATUS_READING_FAMILIES = {"probe", "mprobe", "recv", "sendrecv", "start", "wait", "test", "cancel", "mrecv"}
 SCALAR_TYPES = {"int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint"}
 # A binding that calls one of these converts between the program's INTEGER request and a C copy.
+# Attribute calls whose Fortran routine reaches no C function (the MPI's internals): on a
+# thread-rank communicator their entry point hands the routine the MPI communicator that holds
+# the thread-rank's attributes. Arguments (comm, keyval, ...).
+ATTRIBUTE_CALLS = {"MPI_Comm_get_attr", "MPI_Comm_set_attr", "MPI_Attr_get", "MPI_Attr_put"}
 REQUEST_CONVERSIONS = {"PMPI_Request_f2c", "MPI_Request_f2c", "PMPI_Request_c2f", "MPI_Request_c2f"}
 
 
@@ -110,7 +114,7 @@ def classify(routines, owner, table, functions, protos, strategies, patterns, pr
             continue
         if fn in reached and fn in exported:
             path = "c"
-        elif not has_work(table[fn]):
+        elif not has_work(table[fn], g):
             path = "none"
         elif "P" + fn in reached and fn in exported:
             path = "redirected"
@@ -160,11 +164,14 @@ def late_handle(row, params, strategy, g):
     return next((pos for h, pos in zip(row["handles_list"], positions) if h == "Comm*"), None)
 
 
-def has_work(row):
-    """Whether a Fortran call of the function must reach tsmpi: it has something to protect, or
-    it is a thread-level query tsmpi answers. The others' PMPI_ slots are left alone."""
-    # MPI_Request_c2f (category None) promotes the thread-rank engine's requests (src/ranks/requests.h).
-    return row["category"] != "None" or row["family"] == "threadlevel" or row["threadcomm"] != "-"
+def has_work(row, g):
+    """Whether a Fortran call of the function must reach tsmpi: it has something to protect, it
+    is a thread-level query tsmpi answers, or tsmpi adds to what the MPI does. The others' PMPI_
+    slots are left alone."""
+    # MPI_X_c2f (category None) gives the thread-rank engine's handles Fortran integers, which
+    # MPI_X_f2c (NATIVE_CALLS) converts back (src/ranks/fortran_handles.cpp).
+    return (row["category"] != "None" or row["family"] == "threadlevel" or row["threadcomm"] != "-"
+            or row["function"] in g.NATIVE_CALLS)
 
 
 def unforwardable(row, params, strategy, norm_type):
@@ -228,11 +235,23 @@ def emit_entries(classified, table, protos, strategies, g):
             in_ref, out_ref = g.object_args(row, params)
             objects = f"tsmpi::Objects{{{in_ref or 'tsmpi::HandleRef{}'}, {out_ref or 'tsmpi::OutRef{}'}}}"
             handle_decl, args = g.handle_args(row, params)
+            holder = []
+            if fn in ATTRIBUTE_CALLS and row["threadcomm"] == "engine":
+                # A thread-rank's attributes live on an MPI communicator: the routine works there.
+                holder.append(
+                    f"  MPI_Fint holder;\n"
+                    f"  if (int rc; tsmpi::ranks::attributes_in_fortran(tsmpi::fn::{fn}, &a0, a1, &rc)) {{\n"
+                    f"    if (rc != MPI_SUCCESS) {{\n      if (ierr) *ierr = static_cast<MPI_Fint>(rc);\n      return;\n    }}\n"
+                    f"    holder = PMPI_Comm_c2f(a0);\n    f0 = &holder;\n  }}\n")
+            elif row["threadcomm"] in ("engine", "complete", "refuse"):
+                # The MPI's routine would read the object behind an engine handle: refused.
+                checks.append(f"  if (int rc; tsmpi::ranks::refuses_in_fortran(tsmpi::fn::{fn}, args, &rc)) {{\n"
+                              f"    if (ierr) *ierr = static_cast<MPI_Fint>(rc);\n    return;\n  }}\n")
             after = f"\n        if (e == MPI_SUCCESS) {{ {' '.join(post)} }}" if post else ""
             out.append(
                 f"// {fn} from Fortran: the MPI's routine does the conversions; the hook sees the C handles.\n"
                 f"[[gnu::noinline]] static void fortran_{fn}({sig.replace('(*)', '(*original)')}, {fparams}, MPI_Fint* ierr{lparams}) {{\n"
-                + "".join(conv) + handle_decl + f"  const tsmpi::CallArgs args = {args};\n" + "".join(checks) +
+                + "".join(conv) + handle_decl + f"  const tsmpi::CallArgs args = {args};\n" + "".join(holder + checks) +
                 f"  int rc = tsmpi::Hook<tsmpi::Category::{row['category']}, tsmpi::Strategy::{strategies[fn][0]}>::call(\n"
                 f"      tsmpi::fn::{fn}, [&]() -> int {{\n"
                 f"        MPI_Fint e = MPI_SUCCESS;\n        original({fargs}, &e{largs});{after}\n"
@@ -273,7 +292,10 @@ def emit_entries(classified, table, protos, strategies, g):
 
 
 def f2c(kind):
-    """The MPI's own conversion of a Fortran handle (MPI_Type_f2c for MPI_Datatype)."""
+    """The MPI's own conversion of a Fortran handle (MPI_Type_f2c for MPI_Datatype); for the
+    kinds the thread-rank engine makes, tsmpi's, which also knows the engine's handles."""
+    if kind in ("MPI_Comm", "MPI_Group", "MPI_Message"):
+        return f"tsmpi::ranks::{kind[len('MPI_'):].lower()}_f2c"
     return "PMPI_" + ("Type" if kind == "MPI_Datatype" else kind[len("MPI_"):]) + "_f2c"
 
 
@@ -286,7 +308,7 @@ def null_handle(kind):
 
 def emit_redirects(functions, table, protos, g):
     """The PMPI_ slots to point at tsmpi's wrappers and the libraries to patch (libtsmpi.so)."""
-    redirected = [f for f in functions if has_work(table[f])]
+    redirected = [f for f in functions if has_work(table[f], g)]
     libs = sorted(set(g.sonames.values()))
     out = [g.HEADER, '#include "fortran/redirect.h"\n#include "wrappers/wrapper_prelude.h"\n\n']
     for f in redirected:  # tsmpi's own definitions (generated wrappers, handlers)
@@ -294,7 +316,14 @@ def emit_redirects(functions, table, protos, g):
         decl = ", ".join(f"std::type_identity_t<{t}>" for t, _ in params) + (", ..." if variadic else "")
         out.append(f"extern \"C\" {ret} {f}({decl or 'void'});\n")
     out.append("\nnamespace tsmpi::fortran {\n\nconst Redirect kRedirects[] = {\n")
-    out += [f"    {{\"P{f}\", reinterpret_cast<void*>(&{f})}},\n" for f in redirected]
+    # A conversion with nothing to protect that tsmpi answers (MPI_Comm_f2c, which Open MPI's
+    # bindings call on every handle) goes straight to tsmpi's function: not a call of its own.
+    def target(f):
+        row = table[f]
+        if row["category"] == "None" and row["threadcomm"] == "-" and f in g.NATIVE_CALLS:
+            return g.NATIVE_CALLS[f]
+        return f
+    out += [f"    {{\"P{f}\", reinterpret_cast<void*>(&{target(f)})}},\n" for f in redirected]
     out.append(f"}};\nconst std::size_t kRedirectCount = {len(redirected)};\n\n")
     # (an empty table keeps one element: C++ has no zero-length arrays)
     out.append("const char* const kLibraries[] = {" + (", ".join(g.cxx_string(s) for s in libs) or "nullptr") + "};\n")

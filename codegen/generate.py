@@ -55,6 +55,9 @@ IGNORED_CONDITIONS = {"nonroot": "root", "nonleaf": "root", "procnull": "root", 
 NATIVE_CALLS = {"MPI_Comm_split_type": "tsmpi::ranks::native_comm_split_type",
                 "MPI_Error_string": "tsmpi::ranks::error_string",
                 "MPI_Abort": "tsmpi::abort_job",  # never returns (src/runtime/abort_job.h)
+                # Fortran integers of the thread-rank engine's handles (src/ranks/fortran_handles.cpp).
+                "MPI_Comm_f2c": "tsmpi::ranks::comm_f2c", "MPI_Group_f2c": "tsmpi::ranks::group_f2c",
+                "MPI_Message_f2c": "tsmpi::ranks::message_f2c",
                 # its "thread_level" is the application's (src/runtime/init_finalize.cpp)
                 "MPI_Info_create_env": "tsmpi::handlers::info_create_env",
                 # Names set and read atomically where the MPI does not (src/locking/object_names.h).
@@ -335,7 +338,7 @@ def emit_fortran(args, functions, table, protos, strategies, problems):
     sonames = {lib: fortran_reach.soname(lib, args.objdump) for lib in args.fortran_library}
     g = types.SimpleNamespace(HEADER=HEADER, HANDLE_TYPE=HANDLE_TYPE, norm_type=norm_type, object_args=object_args,
                               handle_args=handle_args, cxx_string=cxx_string, sonames=sonames,
-                              unknown_functions=args.unknown_functions)
+                              unknown_functions=args.unknown_functions, NATIVE_CALLS=NATIVE_CALLS)
     classified = fortran.classify(routines, owner, table, functions, protos, strategies, patterns, problems,
                                   args.mpi, g)
     problems.fail_if_any(f"between {args.mpi}'s Fortran libraries and the table")

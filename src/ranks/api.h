@@ -102,6 +102,10 @@ int cancel(MPI_Request* request);
 int request_free(MPI_Request* request);
 // The Fortran handle of a request: the engine's are promoted to an MPI request (requests.h).
 MPI_Fint request_c2f(MPI_Request request);
+// The Fortran handles of communicators, groups and matched messages (fortran_handles.cpp).
+MPI_Fint comm_c2f(MPI_Comm comm);
+MPI_Fint group_c2f(MPI_Group group);
+MPI_Fint message_c2f(MPI_Message message);
 
 // Collectives (collectives.cpp). `nonblocking`: nullptr for the blocking form, the nonblocking
 // form's request, or a persistent one being started (CollRequest).
@@ -159,6 +163,10 @@ int comm_test_inter(MPI_Comm comm, int* flag);
 int topo_test(MPI_Comm comm, int* status);
 int comm_set_attr(MPI_Comm comm, int keyval, void* value);
 int comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag);
+// The MPI communicator that holds the calling thread-rank's value of `keyval` in comm (the
+// process's for a predefined attribute), made if needed: where the MPI's Fortran attribute
+// routines do their work (fortran_handles.cpp).
+int attribute_comm(MPI_Comm comm, int keyval, MPI_Comm* holder, const char* call);
 int comm_delete_attr(MPI_Comm comm, int keyval);
 int comm_set_name(MPI_Comm comm, const char* name);
 int comm_get_name(MPI_Comm comm, char* name, int* resultlen);

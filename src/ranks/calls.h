@@ -77,6 +77,9 @@ inline int Startall(int n, MPI_Request* r) { return api::startall(n, r); }
 inline int Cancel(MPI_Request* r) { return api::cancel(r); }
 inline int Request_free(MPI_Request* r) { return api::request_free(r); }
 inline MPI_Fint Request_c2f(MPI_Request r) { return api::request_c2f(r); }
+inline MPI_Fint Comm_c2f(MPI_Comm c) { return api::comm_c2f(c); }
+inline MPI_Fint Group_c2f(MPI_Group g) { return api::group_c2f(g); }
+inline MPI_Fint Message_c2f(MPI_Message m) { return api::message_c2f(m); }
 
 // ---- collectives ----
 inline int Barrier(MPI_Comm c) { return api::barrier(c, nullptr); }

@@ -233,6 +233,16 @@ int comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag) {
   return raise(k.c, mpi::locked([&] { return PMPI_Comm_get_attr(from, keyval, value, flag); }), "MPI_Comm_get_attr");
 }
 
+int attribute_comm(MPI_Comm comm, int keyval, MPI_Comm* holder, const char* call) {
+  Caller k = caller(comm, call);
+  if (!k) return k.rc;
+  if (predefined_attribute(keyval)) {
+    *holder = k.c->family->parent;
+    return MPI_SUCCESS;
+  }
+  return raise(k.c, attribute_carrier(k.m, holder), call);
+}
+
 int comm_delete_attr(MPI_Comm comm, int keyval) {
   Caller k = caller(comm, "MPI_Comm_delete_attr");
   if (!k) return k.rc;

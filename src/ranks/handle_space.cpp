@@ -97,4 +97,21 @@ bool in_space(std::uintptr_t bits) {
   return off < kSlots * s.stride && off % s.stride == 0 && off / s.stride < s.next.load(std::memory_order_acquire);
 }
 
+namespace {
+constexpr std::uintptr_t kFortranBase = std::uintptr_t{1} << 30;  // Open MPI only
+}
+
+int to_fortran(std::uintptr_t bits) {
+  Space& s = space();
+  if constexpr (!std::is_pointer_v<MPI_Comm>) return static_cast<int>(bits);
+  return static_cast<int>(kFortranBase + (bits - s.base) / s.stride);
+}
+
+std::uintptr_t from_fortran(int f) {
+  Space& s = space();
+  const auto u = static_cast<std::uintptr_t>(static_cast<unsigned>(f));
+  if constexpr (!std::is_pointer_v<MPI_Comm>) return u - s.base < kSlots ? u : 0;
+  return u - kFortranBase < kSlots ? s.base + (u - kFortranBase) * s.stride : 0;
+}
+
 }  // namespace tsmpi::ranks

@@ -27,6 +27,14 @@ bool ever_made();
 // object, refused with its error class by the engine instead of reaching the MPI.
 bool in_space(std::uintptr_t bits);
 
+// The Fortran INTEGER of an engine handle (MPI_Comm_c2f, MPI_Group_c2f, MPI_Message_c2f), and
+// back: on MPICH the handle itself (its handles are ints already); on Open MPI, whose handles
+// are pointers and whose Fortran handles are indices counted from 0, the handle's slot above
+// 2^30, where its own indices never go. Pure arithmetic, so a freed handle converts to a freed
+// handle, which the engine then refuses. from_fortran: 0 when f is outside the engine's range.
+int to_fortran(std::uintptr_t bits);
+std::uintptr_t from_fortran(int f);
+
 template <class T>
 T* find_as(Made kind, std::uintptr_t bits) {
   return static_cast<T*>(find_handle(kind, bits));

@@ -49,8 +49,9 @@ std::uintptr_t engine_request(const CallArgs& args) {
   return 0;
 }
 
-// The first engine handle among the call's input handles (kind set), or 0.
-std::uintptr_t engine_argument(const CallArgs& args, Made* kind) {
+// The first engine handle among the call's input handles (kind set), or 0; `predefined`: an
+// address space's MPI_COMM_WORLD and MPI_COMM_SELF count as the engine's.
+std::uintptr_t engine_argument(const CallArgs& args, Made* kind, bool predefined = true) {
   if (std::uintptr_t bits = engine_request(args)) {
     *kind = Made::kRequest;
     return bits;
@@ -63,30 +64,19 @@ std::uintptr_t engine_argument(const CallArgs& args, Made* kind) {
     if (k == Made::kFree || !h.where) continue;
     std::uintptr_t bits = read_bits(h);
     // A released handle is the engine's too: the engine refuses it as freed.
-    if (in_space(bits) || (k == Made::kComm && asp::predefined(bits))) {
+    if (in_space(bits) || (predefined && k == Made::kComm && asp::predefined(bits))) {
       *kind = k;
       return bits;
     }
   }
   return 0;
 }
-}  // namespace
 
-bool routes(fn::Id id, const CallArgs& args, int depth) {
-  switch (kFunctions[id].threadcomm) {
-    // Also from a thread that is not a rank, when the engine's requests are among the arguments.
-    case ThreadRanks::kComplete: return depth == 0 && (tl_regions > 0 || engine_request(args) != 0);
-    case ThreadRanks::kEngine: {
-      Made k;
-      return engine_argument(args, &k) != 0;
-    }
-    default: return false;
-  }
-}
-
-bool refuses(fn::Id id, const CallArgs& args, int* rc) {
+// `refuses`: MPI_ERR_COMM for a freed communicator, MPI_ERR_REQUEST for a freed request, else
+// MPI_ERR_UNSUPPORTED_OPERATION, each through the error handler that applies.
+bool refused(fn::Id id, const CallArgs& args, int* rc, bool predefined) {
   Made k = Made::kFree;
-  std::uintptr_t bits = engine_argument(args, &k);
+  std::uintptr_t bits = engine_argument(args, &k, predefined);
   if (!bits) return false;
   Comm* c = k == Made::kComm ? comm_for_process(handle_from_bits<MPI_Comm>(bits)) : nullptr;
   if (k == Made::kComm && !c) {  // a freed communicator
@@ -104,6 +94,23 @@ bool refuses(fn::Id id, const CallArgs& args, int* rc) {
   *rc = raise(c, unsupported_code(kFunctions[id].name), kFunctions[id].name);
   return true;
 }
+}  // namespace
+
+bool routes(fn::Id id, const CallArgs& args, int depth) {
+  switch (kFunctions[id].threadcomm) {
+    // Also from a thread that is not a rank, when the engine's requests are among the arguments.
+    case ThreadRanks::kComplete: return depth == 0 && (tl_regions > 0 || engine_request(args) != 0);
+    case ThreadRanks::kEngine: {
+      Made k;
+      return engine_argument(args, &k) != 0;
+    }
+    default: return false;
+  }
+}
+
+bool refuses(fn::Id id, const CallArgs& args, int* rc) { return refused(id, args, rc, true); }
+
+bool refuses_in_fortran(fn::Id id, const CallArgs& args, int* rc) { return live() && refused(id, args, rc, false); }
 
 void activate() {
   static std::once_flag once;

@@ -115,8 +115,10 @@ struct Hook {
         rc = checked();
       }
       // MPI processes of an address space: the MPI raised the error (on its MPI_COMM_WORLD or
-      // MPI_COMM_SELF, which return it there), the calling process's handler takes it.
-      if (TSMPI_UNLIKELY(rc != MPI_SUCCESS) && ranks::asp::live()) return ranks::asp::raise_native(id, rc);
+      // MPI_COMM_SELF, which return it there), the calling process's handler takes it. (What
+      // MPI_X_c2f returns, category None, is a Fortran handle.)
+      if (TSMPI_UNLIKELY(rc != MPI_SUCCESS) && C != Category::None && ranks::asp::live())
+        return ranks::asp::raise_native(id, rc);
       return rc;
     } else {
       return received();

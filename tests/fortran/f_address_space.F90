@@ -4,7 +4,9 @@
 ! MPI_COMM_WORLD, MPI_Initialized, a ring MPI_Sendrecv, the same ring nonblocking (MPI_Irecv,
 ! MPI_Isend and MPI_Waitall with statuses; MPI_Irecv completed by an MPI_Test loop, MPI_Isend by
 ! MPI_Wait: on Open MPI every request crosses MPI_Request_c2f/f2c), MPI_Allreduce, MPI_Bcast and
-! MPI_Barrier, then calls MPI_Finalize for its process.
+! MPI_Barrier, MPI_Comm_split of MPI_COMM_WORLD (a communicator the engine makes, whose handle
+! crosses to Fortran: MPI_Comm_c2f/f2c) with MPI_Allreduce on it, then calls MPI_Finalize for its
+! process.
 ! Prints "f_address_space: rank R: ok" (or FAILED) per MPI process.
 #include "binding.h"
 
@@ -40,7 +42,8 @@ contains
 
   integer function as_process(index) result(bad)
     integer, intent(in) :: index
-    integer :: rank, size, ierr2, got, total, root_value, expect, got2, spins
+    integer :: rank, size, ierr2, got, total, root_value, expect, got2, spins, hrank, hsize
+    T_COMM :: half
     logical :: init, done
     T_STATUS(st)
     T_STATUSES(sts, 2)
@@ -85,6 +88,18 @@ contains
     expect = 1000 + size - 1
     if (root_value /= expect) bad = bad + 1
     call MPI_Barrier(MPI_COMM_WORLD, ierr2)
+    call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, half, ierr2)
+    call MPI_Comm_rank(half, hrank, ierr2)
+    call MPI_Comm_size(half, hsize, ierr2)
+    if (ierr2 /= MPI_SUCCESS .or. hrank /= rank / 2 .or. hsize /= (size + 1 - mod(rank, 2)) / 2) bad = bad + 1
+    call MPI_Allreduce(rank, total, 1, MPI_INTEGER, MPI_SUM, half, ierr2)
+    expect = 0
+    do got = mod(rank, 2), size - 1, 2
+      expect = expect + got
+    end do
+    if (total /= expect) bad = bad + 1
+    call MPI_Comm_free(half, ierr2)
+    if (.not. HANDLE_EQ(half, MPI_COMM_NULL)) bad = bad + 1
     if (bad == 0) then
       print '(a,i0,a)', 'f_address_space: rank ', rank, ': ok'
     else

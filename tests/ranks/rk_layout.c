@@ -70,6 +70,12 @@ static void region_body(MPI_Comm tc, int N, int offset, int T, int round, int* s
   MPI_OK(MPI_Group_size(g, &gsz));
   MPI_OK(MPI_Group_rank(g, &grk));
   CHECK(gsz == N && grk == r, "group size %d rank %d, expected %d %d", gsz, grk, N, r);
+  /* Handles of thread-ranks cross to Fortran and back (mixed-language programs; Open MPI's
+     conversions are functions tsmpi answers, MPICH's casts). */
+  CHECK(MPI_Comm_f2c(MPI_Comm_c2f(tc)) == tc && MPI_Group_f2c(MPI_Group_c2f(g)) == g,
+        "c2f/f2c of the threadcomm or its group did not give them back");
+  CHECK(MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_WORLD)) == MPI_COMM_WORLD && MPI_Comm_c2f(tc) != MPI_Comm_c2f(MPI_COMM_WORLD),
+        "c2f/f2c of MPI_COMM_WORLD beside a threadcomm");
 
   /* Dup. */
   MPI_Comm d = MPI_COMM_NULL;
