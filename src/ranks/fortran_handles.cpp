@@ -2,7 +2,7 @@
 // program reaches a thread-rank communicator through the MPI's own binding, which converts
 // each INTEGER handle with MPI_X_f2c and each handle it returns with MPI_X_c2f: on MPICH those
 // are casts and the engine's handles pass through; on Open MPI they are table lookups that know
-// nothing of the engine, so tsmpi answers them (handle_space.h: to_fortran, from_fortran).
+// nothing of the engine, so tsmpi answers them (handle_space.h: handle_to_fortran, handle_from_fortran).
 #include <mpi.h>
 
 #include "ranks/api.h"
@@ -20,12 +20,12 @@ template <class H, class MpiC2f>
 MPI_Fint engine_c2f(H handle, MpiC2f mpi_c2f) {
   const std::uintptr_t bits = handle_bits(handle);
   // Live or freed, an engine handle has its integer; MPI_COMM_WORLD of an address space is the MPI's.
-  return in_space(bits) ? static_cast<MPI_Fint>(to_fortran(bits)) : mpi_c2f(handle);
+  return in_space(bits) ? static_cast<MPI_Fint>(handle_to_fortran(bits)) : mpi_c2f(handle);
 }
 
 template <class H, class MpiF2c>
 H engine_f2c(MPI_Fint f, MpiF2c mpi_f2c) {
-  const std::uintptr_t bits = from_fortran(static_cast<int>(f));
+  const std::uintptr_t bits = handle_from_fortran(static_cast<int>(f));
   return bits && in_space(bits) ? handle_from_bits<H>(bits) : mpi_f2c(f);
 }
 }  // namespace

@@ -101,13 +101,13 @@ namespace {
 constexpr std::uintptr_t kFortranBase = std::uintptr_t{1} << 30;  // Open MPI only
 }
 
-int to_fortran(std::uintptr_t bits) {
+int handle_to_fortran(std::uintptr_t bits) {
   Space& s = space();
   if constexpr (!std::is_pointer_v<MPI_Comm>) return static_cast<int>(bits);
   return static_cast<int>(kFortranBase + (bits - s.base) / s.stride);
 }
 
-std::uintptr_t from_fortran(int f) {
+std::uintptr_t handle_from_fortran(int f) {
   Space& s = space();
   const auto u = static_cast<std::uintptr_t>(static_cast<unsigned>(f));
   if constexpr (!std::is_pointer_v<MPI_Comm>) return u - s.base < kSlots ? u : 0;

@@ -31,9 +31,9 @@ bool in_space(std::uintptr_t bits);
 // back: on MPICH the handle itself (its handles are ints already); on Open MPI, whose handles
 // are pointers and whose Fortran handles are indices counted from 0, the handle's slot above
 // 2^30, where its own indices never go. Pure arithmetic, so a freed handle converts to a freed
-// handle, which the engine then refuses. from_fortran: 0 when f is outside the engine's range.
-int to_fortran(std::uintptr_t bits);
-std::uintptr_t from_fortran(int f);
+// handle, which the engine then refuses. handle_from_fortran: 0 when f is outside the range.
+int handle_to_fortran(std::uintptr_t bits);
+std::uintptr_t handle_from_fortran(int f);
 
 template <class T>
 T* find_as(Made kind, std::uintptr_t bits) {
