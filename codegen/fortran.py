@@ -31,11 +31,11 @@ SUBSTITUTING = {"kStartWait", "kAdmittedStartWait", "kPoll", "kPollSome", "kCrea
                 "kAdmittedGroup", "kAdmittedBridge", "kHandler", "kRuntime"}
 STATUS_READING_FAMILIES = {"probe", "mprobe", "recv", "sendrecv", "start", "wait", "test", "cancel", "mrecv"}
 SCALAR_TYPES = {"int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint"}
-# A binding that calls one of these converts between the program's INTEGER request and a C copy.
 # Attribute calls whose Fortran routine reaches no C function (the MPI's internals): on a
 # thread-rank communicator their entry point hands the routine the MPI communicator that holds
 # the thread-rank's attributes. Arguments (comm, keyval, ...).
 ATTRIBUTE_CALLS = {"MPI_Comm_get_attr", "MPI_Comm_set_attr", "MPI_Attr_get", "MPI_Attr_put"}
+# A binding that calls one of these converts between the program's INTEGER request and a C copy.
 REQUEST_CONVERSIONS = {"PMPI_Request_f2c", "MPI_Request_f2c", "PMPI_Request_c2f", "MPI_Request_c2f"}
 
 
@@ -219,7 +219,7 @@ def emit_entries(classified, table, protos, strategies, g):
                 t = g.norm_type(t)
                 m = g.HANDLE_TYPE.match(t)
                 if m and not m.group(3):  # handle by value
-                    conv.append(f"  [[maybe_unused]] {t} a{i} = {f2c(t)}(*static_cast<MPI_Fint*>(f{i}));\n")
+                    conv.append(f"  [[maybe_unused]] {t} a{i} = {f2c(t, g)}(*static_cast<MPI_Fint*>(f{i}));\n")
                     checks.append(
                         f"  if (tsmpi::handle_bits(a{i}) == 0) {{\n"
                         f"    const int rc = tsmpi::lifetime::refuse_not_a_handle(args, tsmpi::Kind::{m.group(2)});\n"
@@ -227,7 +227,7 @@ def emit_entries(classified, table, protos, strategies, g):
                 elif m:  # handle written by the call: its C form after the call
                     kind = f"MPI_{m.group(2)}"
                     conv.append(f"  {kind} c{i} = {null_handle(kind)};\n  {kind}* a{i} = &c{i};\n")
-                    post.append(f"c{i} = {f2c(kind)}(*static_cast<MPI_Fint*>(f{i}));")
+                    post.append(f"c{i} = {f2c(kind, g)}(*static_cast<MPI_Fint*>(f{i}));")
                 elif t in SCALAR_TYPES:
                     conv.append(f"  [[maybe_unused]] {t} a{i} = *static_cast<{t}*>(f{i});\n")
                 else:  # pointers: the C view of the same memory (the protections read none)
@@ -291,12 +291,12 @@ def emit_entries(classified, table, protos, strategies, g):
     return "".join(out)
 
 
-def f2c(kind):
-    """The MPI's own conversion of a Fortran handle (MPI_Type_f2c for MPI_Datatype); for the
-    kinds the thread-rank engine makes, tsmpi's, which also knows the engine's handles."""
-    if kind in ("MPI_Comm", "MPI_Group", "MPI_Message"):
-        return f"tsmpi::ranks::{kind[len('MPI_'):].lower()}_f2c"
-    return "PMPI_" + ("Type" if kind == "MPI_Datatype" else kind[len("MPI_"):]) + "_f2c"
+def f2c(kind, g):
+    """The conversion of a Fortran handle: tsmpi's where generate.py's NATIVE_CALLS has one (the
+    kinds the thread-rank engine makes, whose handles it also knows), else the MPI's own
+    (MPI_Type_f2c for MPI_Datatype)."""
+    name = "Type" if kind == "MPI_Datatype" else kind[len("MPI_"):]
+    return g.NATIVE_CALLS.get(f"MPI_{name}_f2c", f"PMPI_{name}_f2c")
 
 
 def null_handle(kind):
