@@ -2,7 +2,8 @@
 ! OpenMP threads per process; in the parallel region each thread, between MPIX_Threadcomm_start
 ! and MPIX_Threadcomm_finish, is a rank of the threadcomm and checks: its rank and size (the ranks
 ! of all threads are 0 .. size-1 once each), a ring MPI_Sendrecv, the same ring nonblocking
-! (MPI_Irecv, MPI_Isend, MPI_Waitall with statuses), MPI_Allreduce, MPI_Bcast, MPI_Gather,
+! (MPI_Irecv, MPI_Isend, MPI_Waitall with statuses, then with MPI_STATUSES_IGNORE;
+! MPI_Sendrecv with MPI_STATUS_IGNORE), MPI_Allreduce (also with MPI_IN_PLACE), MPI_Bcast, MPI_Gather,
 ! MPI_Barrier, MPI_Comm_dup and MPI_Comm_split of the threadcomm (communicators the MPI's binding
 ! converts back to Fortran), MPI_Comm_group with MPI_Group_size/rank, MPI_Mprobe and MPI_Mrecv
 ! (a matched message crossing to Fortran), attributes (MPI_TAG_UB, and a keyval made in Fortran
@@ -109,6 +110,17 @@ contains
     call MPI_Waitall(2, reqs, sts, ierr2)
     if (ierr2 /= MPI_SUCCESS .or. got2 /= left + 1000 .or. STS_SOURCE(sts, 1) /= left) bad = bad + 1
     if (.not. HANDLE_EQ(reqs(1), MPI_REQUEST_NULL) .or. .not. HANDLE_EQ(reqs(2), MPI_REQUEST_NULL)) bad = bad + 1
+    ! The Fortran sentinels: MPI_STATUSES_IGNORE, MPI_STATUS_IGNORE, MPI_IN_PLACE.
+    got2 = -1
+    call MPI_Irecv(got2, 1, MPI_INTEGER, left, 8, tc, reqs(1), ierr2)
+    call MPI_Isend(rank + 3000, 1, MPI_INTEGER, right, 8, tc, reqs(2), ierr2)
+    call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE, ierr2)
+    if (ierr2 /= MPI_SUCCESS .or. got2 /= left + 3000) bad = bad + 1
+    call MPI_Sendrecv(rank, 1, MPI_INTEGER, right, 11, got, 1, MPI_INTEGER, left, 11, tc, MPI_STATUS_IGNORE, ierr2)
+    if (ierr2 /= MPI_SUCCESS .or. got /= left) bad = bad + 1
+    total = rank
+    call MPI_Allreduce(MPI_IN_PLACE, total, 1, MPI_INTEGER, MPI_SUM, tc, ierr2)
+    if (ierr2 /= MPI_SUCCESS .or. total /= size * (size - 1) / 2) bad = bad + 1
     value = 7000 + rank
     call MPI_Bcast(value, 1, MPI_INTEGER, size - 1, tc, ierr2)
     if (value /= 7000 + size - 1) bad = bad + 1
