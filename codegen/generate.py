@@ -382,7 +382,8 @@ def emit_table(functions, table, strategies, derived, protos):
             f"{cxx_string(row['objects'])}, {cxx_string(row['handles'])}, "
             f"Strategy::{strategies[name][0]}, {str(matched(name, row)).lower()}, {cxx_string(row['ignored'])}, "
             f"ThreadRanks::{THREADCOMM[row['threadcomm']]}, {cxx_string(derived.get(name, ''))}, "
-            f"{str(one_read_handle(name, row, protos['P' + name][1]) is not None).lower()}}},\n")
+            f"{str(one_read_handle(name, row, protos['P' + name][1]) is not None).lower()}, "
+            f"{cxx_string(NATIVE_CALLS.get(name, ''))}}},\n")
     out.append("};\n}  // namespace tsmpi\n")
     return "".join(out)
 

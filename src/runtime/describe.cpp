@@ -192,6 +192,7 @@ std::string describe_function(int i, const Options& o) {
   if (w.lifetime && lifetime::kinds_to_wait_for(f, l) && before_objects != kHooked)
     mode += " (" + wrapper_text(before_objects) + " until the program makes an object of its kinds)";
   line("wrapper:          ", mode);
+  if (*f.native) line("in place of PMPI: ", std::string(f.native) + ", tsmpi's: it adds what no MPI has");
 
   const std::string level = option_value(o, "TSMPI_UNDERLYING_LEVEL");
   line("serialize mode:   ", serialize_mode(o) ? std::string(strategy_name(f.serial)) + ": " + strategy_text(f.serial)

@@ -48,6 +48,9 @@ struct FunctionInfo {
   // Reads one object, named by a single handle argument that is significant everywhere, and
   // nothing else the hook would need to look at: kLifetimeRead can serve it (activation_rules.h).
   bool one_read;
+  // "" or the tsmpi function the wrapper calls in place of PMPI_<name>, which adds what no MPI
+  // has (codegen/generate.py's NATIVE_CALLS).
+  const char* native;
 };
 
 extern const FunctionInfo kFunctions[fn::kCount];

@@ -51,7 +51,7 @@ else:
     if has_session:
         expected.update({"Session_flush_buffer": "kStartWait", "Session_detach_buffer": "kBlockingLocked"})
     for n in names:
-        m = re.search(r'\{"MPI_' + n + r'", [^\n]*Strategy::(\w+), (true|false), [^\n]*"(.*)", (?:true|false)\},\n', table)
+        m = re.search(r'\{"MPI_' + n + r'", [^\n]*Strategy::(\w+), (true|false), [^\n]*"(.*)", (?:true|false), "[^"]*"\},\n', table)
         if not m:
             failures.append(f"MPI_{n} has no entry in the function table")
             continue
