@@ -75,13 +75,16 @@ MPI_Fint request_c2f(MPI_Request request) {
     freed_request("MPI_Request_c2f");
     return PMPI_Request_c2f(MPI_REQUEST_NULL);
   }
-  if (!e.r) return PMPI_Request_c2f(request);
+  // Under serialize mode's lock: Open MPI adds a request to its Fortran table on its first
+  // c2f, unlocked below MPI_THREAD_MULTIPLE, and thread-ranks promote requests at once.
+  if (!e.r) return mpi::locked([&] { return PMPI_Request_c2f(request); });
   if (e.r->persistent) {  // a generalized request completes once: it cannot stand for one
     raise(e.r->comm, unsupported_code("MPI_Request_c2f (a persistent request of a thread-rank communicator)"),
           "MPI_Request_c2f");
     return PMPI_Request_c2f(MPI_REQUEST_NULL);
   }
-  return PMPI_Request_c2f(promote(e.r));
+  const MPI_Request stand_in = promote(e.r);
+  return mpi::locked([&] { return PMPI_Request_c2f(stand_in); });
 }
 
 }  // namespace tsmpi::ranks::api
