@@ -91,7 +91,7 @@ void start(int k, bool reattach) {
   g_as.finalized = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(k));
   bsend::make_buffers(k);
   g_as.init_thread = &tl_token;
-  Family* f = make_family(MPI_COMM_WORLD, k, kWorldContext);
+  Family* f = make_family(MPI_COMM_WORLD, k, kWorldContext, /*shared_ranks=*/true);
   g_as.family = f;
   Comm* world = predefined_comm(f->root, MPI_COMM_WORLD, "MPI_COMM_WORLD");
   for (int i = 0; i < k; ++i) {

@@ -58,11 +58,11 @@ class Batch {
   int wait() {
     int rc = MPI_SUCCESS;
     for (auto& s : sends_) {
-      wait_done(s.done, k_.c->family);
+      wait_done(s.done, k_.c->family, s.waits_in);
       if (s.err != MPI_SUCCESS) rc = s.err;
     }
     for (auto& r : recvs_) {
-      wait_done(r.done, k_.c->family);
+      wait_done(r.done, k_.c->family, &k_.c->box(k_.me, Channel::kColl));
       if (r.r_err != MPI_SUCCESS) rc = r.r_err;
     }
     sends_.clear();

@@ -88,6 +88,8 @@ struct Family {
   // Messages from other processes for a communicator not yet made here.
   std::unordered_map<std::uint64_t, std::vector<struct Arrival>> orphans;
 
+  bool shared_ranks = false;  // several threads may act as one rank at once (address spaces)
+
   bool multi_process() const { return nprocs > 1; }
   int family_rank_of_local(int i) const { return offset[my_proc] + i; }
 };
@@ -141,6 +143,7 @@ void leave_comm(Comm* c);
 // A Family over the processes of `parent` with num_threads local ranks here (collective over
 // parent): offsets, nodes, private duplicates. The root Comm (every family rank) is made with
 // context `root_ctx`, no rank joined.
-Family* make_family(MPI_Comm parent, int num_threads, std::uint64_t root_ctx);
+// shared_ranks: several threads may act as one rank at once (an address space's processes).
+Family* make_family(MPI_Comm parent, int num_threads, std::uint64_t root_ctx, bool shared_ranks = false);
 
 }  // namespace tsmpi::ranks

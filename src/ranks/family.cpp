@@ -51,8 +51,9 @@ void learn_nodes(Family* f) {
 }
 }  // namespace
 
-Family* make_family(MPI_Comm parent, int num_threads, std::uint64_t root_ctx) {
+Family* make_family(MPI_Comm parent, int num_threads, std::uint64_t root_ctx, bool shared_ranks) {
   auto* f = new Family;
+  f->shared_ranks = shared_ranks;
   f->parent = parent;
   mpi::locked([&] { return PMPI_Comm_size(parent, &f->nprocs); });
   mpi::locked([&] { return PMPI_Comm_rank(parent, &f->my_proc); });

@@ -2,9 +2,24 @@
 
 namespace tsmpi::ranks {
 
+std::atomic<bool> g_senders_match{false};
+
+Mailbox::Mailbox(int senders, bool shared)
+    : senders_(senders),
+      shared_(shared),
+      ready_words_((senders + 63) / 64),
+      fast_(senders > 0 ? std::make_unique<std::atomic<FastBox*>[]>(static_cast<std::size_t>(senders)) : nullptr),
+      ready_(ready_words_ > 0 ? std::make_unique<ReadyWord[]>(static_cast<std::size_t>(ready_words_)) : nullptr) {}
+
 Mailbox::~Mailbox() {
   for (auto& [k, f] : unexpected_.map)
     while (f.head) free_packet(f.pop());
+  for (int i = 0; i < senders_; ++i) {
+    FastBox* b = fast_[i].load(std::memory_order_acquire);
+    if (!b) continue;
+    b->drain([](Packet* p) { free_packet(p); });
+    delete b;
+  }
   for (Packet* p = arrived_.load(std::memory_order_acquire); p;) {
     Packet* next = p->next;
     free_packet(p);
@@ -24,28 +39,128 @@ void Mailbox::arrive(Packet* p) {
   unlock(m);
 }
 
-void Mailbox::match_arrived(Matched& m) {
-  if (!arrived_.load(std::memory_order_relaxed)) return;
-  Packet* newest = arrived_.exchange(nullptr, std::memory_order_acquire);
-  Packet* oldest = nullptr;  // reversed: arrival order
+FastBox* Mailbox::fast_box(int sender) {
+  std::atomic<FastBox*>& slot = fast_[sender];
+  FastBox* b = slot.load(std::memory_order_acquire);
+  if (b) return b;
+  auto* made = new FastBox;
+  if (slot.compare_exchange_strong(b, made, std::memory_order_acq_rel)) return made;
+  delete made;  // another thread acting as the same rank made it first
+  return b;
+}
+
+void Mailbox::arrive_from(int sender, Packet* p) {
+  if (sender < 0 || sender >= senders_) return arrive(p);
+  FastBox* b = fast_box(sender);
+  std::atomic<std::uint64_t>& word = ready_[sender / 64].bits;
+  const std::uint64_t bit = std::uint64_t{1} << (sender % 64);
+  if (!(word.load(std::memory_order_relaxed) & bit)) word.fetch_or(bit, std::memory_order_seq_cst);
+  if (shared_) b->produce_lock().lock();
+  while (!b->push(p)) {
+    // Full: take the lock (its holder never takes a producer's) and match what the boxes hold.
+    word.fetch_or(bit, std::memory_order_seq_cst);
+    Guard g(*this);
+  }
+  if (shared_) b->produce_lock().unlock();
+  // Published; the bit set before (a sleeper's sweep may have cleared it since: set it again,
+  // so the message is looked at). Then whether anyone sleeps: if not, the receiver polls.
+  light_barrier();
+  if (!(word.load(std::memory_order_relaxed) & bit)) word.fetch_or(bit, std::memory_order_seq_cst);
+  if (!parked_.load(std::memory_order_relaxed) && !g_senders_match.load(std::memory_order_relaxed)) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with the holder's unlock()
+  if (mu_.held() || !mu_.try_lock()) return;
+  Matched m;
+  match_arrived(m);
+  unlock(m);
+}
+
+void Mailbox::sweep_boxes() {
+  Guard g(*this);  // the holder also matches: it must not miss a box whose bit is cleared here
+  for (int w = 0; w < ready_words_; ++w) ready_[w].bits.store(0, std::memory_order_seq_cst);
+  heavy_barrier();
+  Matched& m = g.matched();
+  for (int i = 0; i < senders_; ++i) {
+    FastBox* b = fast_[i].load(std::memory_order_acquire);
+    if (b && b->holds()) {
+      ready_[i / 64].bits.fetch_or(std::uint64_t{1} << (i % 64), std::memory_order_seq_cst);
+      drain_box(b, m);
+    }
+  }
+}
+
+Packet* Mailbox::receive(RecvOp* r) {
+  if (mu_.try_lock()) {
+    Matched m;
+    match_arrived(m);
+    Packet* p = take_unexpected(r->src, r->tag);
+    if (!p) post(r);
+    unlock(m);
+    return p;
+  }
+  RecvOp* head = posting_.load(std::memory_order_relaxed);
+  do r->next = head;
+  while (!posting_.compare_exchange_weak(head, r, std::memory_order_seq_cst, std::memory_order_relaxed));
+  // As arrive(): either the holder's unlock() sees r, or this thread takes the lock.
+  if (mu_.held() || !mu_.try_lock()) return nullptr;
+  Matched m;
+  match_arrived(m);
+  unlock(m);
+  return nullptr;
+}
+
+namespace {
+template <class T>
+T* reversed(T* newest) {
+  T* oldest = nullptr;
   while (newest) {
-    Packet* next = newest->next;
+    T* next = newest->next;
     newest->next = oldest;
     oldest = newest;
     newest = next;
   }
+  return oldest;
+}
+}  // namespace
+
+void Mailbox::Matched::add(Packet* p, RecvOp* r) {
+  p->taker = r;
+  p->next = nullptr;
+  if (tail) tail->next = p;
+  else head = p;
+  tail = p;
+}
+
+void Mailbox::take_arrival(Packet* p, Matched& m) {
+  if (RecvOp* r = take_posted(p->src, p->tag)) {
+    m.add(p, r);
+  } else {
+    add_unexpected(p);
+    m.arrivals = true;
+  }
+}
+
+void Mailbox::drain_box(FastBox* b, Matched& m) {
+  b->drain([&](Packet* p) { take_arrival(p, m); });
+}
+
+void Mailbox::match_arrived(Matched& m) {
+  // Receives first: each was posted before the holder looked, as were the messages below; in
+  // either order a sender's messages meet a receiver's receives in the order of each.
+  if (posting_.load(std::memory_order_relaxed)) {
+    for (RecvOp *r = reversed(posting_.exchange(nullptr, std::memory_order_acquire)), *next; r; r = next) {
+      next = r->next;
+      if (Packet* p = take_unexpected(r->src, r->tag)) m.add(p, r);
+      else post(r);
+    }
+  }
+  for (int w = 0; w < ready_words_; ++w)
+    for (std::uint64_t bits = ready_[w].bits.load(std::memory_order_acquire); bits; bits &= bits - 1)
+      drain_box(fast_[w * 64 + __builtin_ctzll(bits)].load(std::memory_order_acquire), m);
+  if (!arrived_.load(std::memory_order_relaxed)) return;
+  Packet* oldest = reversed(arrived_.exchange(nullptr, std::memory_order_acquire));  // arrival order
   for (Packet* next; oldest; oldest = next) {
     next = oldest->next;
-    if (RecvOp* r = take_posted(oldest->src, oldest->tag)) {
-      oldest->taker = r;
-      oldest->next = nullptr;
-      if (m.tail) m.tail->next = oldest;
-      else m.head = oldest;
-      m.tail = oldest;
-    } else {
-      add_unexpected(oldest);
-      m.arrivals = true;
-    }
+    take_arrival(oldest, m);
   }
 }
 
@@ -53,7 +168,7 @@ void Mailbox::unlock(Matched& m) {
   do {
     match_arrived(m);
     mu_.unlock_then_look();
-  } while (arrived_.load(std::memory_order_seq_cst) && mu_.try_lock());
+  } while (anything_arrived() && mu_.try_lock());
   deliver_taken(m.head);
   m.head = m.tail = nullptr;
   if (m.arrivals) announce_arrival();

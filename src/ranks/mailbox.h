@@ -3,26 +3,45 @@
 // sequence number decides which of several candidates came first, so MPI's matching order holds
 // with MPI_ANY_SOURCE and MPI_ANY_TAG.
 //
-// Senders never wait for the receiver: a message is pushed onto a lock-free list (`arrived_`,
-// one compare-and-swap), and whoever holds the mailbox's lock matches what has arrived before it
-// lets go; a sender that finds the lock free takes it and matches its message itself (a receive
-// already posted then completes before the send returns). With one spin lock taken by both
-// sides, sender and receiver spent most of a message's time spinning on each other (window 64:
-// 60% of start_send's samples); interleaved runs on Open MPI 4.1 (2026-11-30): ping-pong at 8 B
-// 0.71-0.94 against 1.02-1.34 µs, window 64 1.23-1.35 against 1.09-1.37 M/s. One sender's
-// messages stay in order: the list is taken whole and reversed, by one holder at a time.
+// Receivers match (seed 002's receiver-side matching). A sender of this process (local index i
+// of the communicator) publishes its message in its own fast box (fast_box.h) and returns: no
+// lock, no compare-and-swap, no fence. The receiver matches in its own thread when it posts a
+// receive, waits, tests or probes (poll()), so the posted receives, their requests and buffers
+// stay in its cache, and the lines that cross cores per message are the packet's and its
+// slot's. A bitmap says which senders have used their box (set by the sender, cleared only when
+// a waiter parks), so a poll looks only at those. Whoever waits for a message to be matched
+// polls: a receiver its own mailbox, a sender waiting for its receive (rendezvous, synchronous)
+// the receiver's. Before a waiter sleeps in the kernel it marks the mailbox (Parked): local
+// senders then match themselves, and the match wakes it; blocking probes park too (Watch), as
+// does a receive freed while active (MPI_Request_free). Once a request has been handed to the
+// MPI as a generalized request (MPI_Request_c2f: the MPI's own tests then wait for it without
+// polling), every local sender matches (g_senders_match). Before this (one lock-free list that
+// senders pushed onto and matched from when the lock was free), each send paid read-modify-
+// writes on lines the receiver was reading: Open MPI 4.1, window 64, 1.4-1.6 M/s; after,
+// 2.1-2.3 M/s (2026-11-30, same machine, processes 8.3-11.2 M/s).
+//
+// Messages of other processes (the network's poller) go onto a lock-free list (`arrived_`, one
+// compare-and-swap) and receives posted while the lock is held onto another (`posting_`);
+// whoever holds the lock matches both before it lets go, and a thread that pushes and finds the
+// lock free takes it and matches. One sender's messages stay in order: one ring per local
+// sender, and the list is taken whole and reversed, by one holder at a time.
 #pragma once
 #include <mpi.h>
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
+#include "ranks/fast_box.h"
 #include "ranks/operations.h"
 #include "ranks/wake.h"
 
 namespace tsmpi::ranks {
+
+// Set once a request has been promoted to an MPI generalized request: local senders match.
+extern std::atomic<bool> g_senders_match;
 
 class Mailbox {
   // Messages matched to posted receives while the lock was held, delivered after it is released
@@ -31,17 +50,46 @@ class Mailbox {
     Packet* head = nullptr;
     Packet* tail = nullptr;
     bool arrivals = false;  // some went to the unexpected FIFOs: wake blocking probes
+    void add(Packet* p, RecvOp* r);
   };
 
  public:
+  // `senders`: the local members that may send here through fast boxes (arrive_from).
+  // `shared`: several threads may send as one rank at once.
+  explicit Mailbox(int senders = 0, bool shared = false);
   ~Mailbox();
   bool empty() const {
-    return unexpected_count_ == 0 && posted_count_ == 0 && !arrived_.load(std::memory_order_acquire);
+    return unexpected_count_ == 0 && posted_count_ == 0 && !arrived_.load(std::memory_order_acquire) &&
+           !posting_.load(std::memory_order_acquire) && !boxes_hold();
   }
+
+  // A receive (any thread, never waiting for the lock): the earliest message it accepts,
+  // removed, to be delivered by the caller; or nullptr, r then posted, or left to the thread
+  // holding the lock, which takes a message for it (and delivers it) or posts it before it lets
+  // go. A receiver posting while a sender matches no longer spins on the lock.
+  Packet* receive(RecvOp* r);
 
   // Adds a message (any thread, no lock): matched by this call when the lock is free, else by
   // the thread holding it before that thread lets go. p->comm, src, tag must be set.
   void arrive(Packet* p);
+  // The same from local sender `sender` (0 <= sender < senders), through its fast box. Waits
+  // (matching what the box holds) when the box is full. The caller must not hold the lock.
+  void arrive_from(int sender, Packet* p);
+  // Parked's two halves, for a receive nobody will wait for (MPI_Request_free of an active one):
+  // senders match until it completes.
+  void park() {
+    parked_.fetch_add(1, std::memory_order_seq_cst);
+    sweep_boxes();
+  }
+  void unpark() { parked_.fetch_sub(1, std::memory_order_seq_cst); }
+  // Whether a local sender must match its message itself (a waiter sleeps).
+  bool parked() const { return parked_.load(std::memory_order_seq_cst) != 0; }
+  // Matches what has arrived (delivering it) unless another thread holds the lock: that thread
+  // matches it before letting go.
+  void poll() {
+    if (!arrived_.load(std::memory_order_acquire) && !boxes_hold()) return;
+    Guard g(*this, std::try_to_lock);
+  }
   // After adding an unexpected message with a Guard and releasing it (arrive() does its own).
   void announce_arrival() {
     if (watchers_.load(std::memory_order_relaxed) != 0) arrivals_.advance();
@@ -55,13 +103,14 @@ class Mailbox {
       mb_.match_arrived(done_);
     }
     // Only if the lock is free: owns() says whether it was taken.
-    Guard(Mailbox& mb, std::try_to_lock_t) : mb_(mb), held_(mb.mu_.try_lock()) {
+    Guard(Mailbox& mb, std::try_to_lock_t, bool attempt = true) : mb_(mb), held_(attempt && mb.mu_.try_lock()) {
       if (held_) mb_.match_arrived(done_);
     }
     ~Guard() { release(); }
     Guard(const Guard&) = delete;
     Guard& operator=(const Guard&) = delete;
     bool owns() const { return held_; }
+    Matched& matched() { return done_; }
     void release() {
       if (!held_) return;
       held_ = false;
@@ -74,13 +123,30 @@ class Mailbox {
     bool held_ = true;
   };
 
+  // A thread about to sleep until something this mailbox's matching does: from construction
+  // to destruction local senders match. Asymmetric Dekker with arrive_from(): a sender
+  // publishes, then reads parked_ (light barrier); the waiter sets parked_, passes the heavy
+  // barrier and matches what every box holds, so a message published before it looked is
+  // matched by it, and one after by its sender (or the lock's holder).
+  class Parked {
+   public:
+    explicit Parked(Mailbox& mb) : mb_(mb) { mb_.park(); }
+    ~Parked() { mb_.unpark(); }
+    Parked(const Parked&) = delete;
+    Parked& operator=(const Parked&) = delete;
+
+   private:
+    Mailbox& mb_;
+  };
+
   // Blocking probes wait for messages to arrive. The thread that moves a message into the
   // unexpected FIFOs (with the lock held) announces it only while a probe watches: one read per
   // message instead of a shared read-modify-write. The lock orders the two sides: a watcher that
   // took it before that thread did is seen by its read; one that took it after sees the message.
   class Watch {
    public:
-    explicit Watch(Mailbox& mb) : mb_(mb) { mb_.watchers_.fetch_add(1, std::memory_order_relaxed); }
+    // Parked: senders match, so the arrival is announced to a sleeping probe.
+    explicit Watch(Mailbox& mb) : mb_(mb), parked_(mb) { mb_.watchers_.fetch_add(1, std::memory_order_relaxed); }
     ~Watch() { mb_.watchers_.fetch_sub(1, std::memory_order_relaxed); }
     Watch(const Watch&) = delete;
     Watch& operator=(const Watch&) = delete;
@@ -90,6 +156,7 @@ class Mailbox {
 
    private:
     Mailbox& mb_;
+    Parked parked_;
   };
 
   // With a Guard:
@@ -167,14 +234,51 @@ class Mailbox {
     }
   };
   Packet* find(int src, int tag, Fifo<Packet>** where);
+  FastBox* fast_box(int sender);
+  // Whether a fast box of a sender whose bit is set holds a message.
+  bool boxes_hold() const {
+    for (int w = 0; w < ready_words_; ++w)
+      for (std::uint64_t bits = ready_[w].bits.load(std::memory_order_acquire); bits; bits &= bits - 1)
+        if (fast_[w * 64 + __builtin_ctzll(bits)].load(std::memory_order_acquire)->holds()) return true;
+    return false;
+  }
+  bool boxes_ready() const {
+    for (int w = 0; w < ready_words_; ++w)
+      if (ready_[w].bits.load(std::memory_order_acquire)) return true;
+    return false;
+  }
+  bool anything_arrived() const {
+    return arrived_.load(std::memory_order_seq_cst) || posting_.load(std::memory_order_seq_cst) || boxes_hold();
+  }
+  // Parked: clears the bitmap, passes the heavy barrier and matches what every box holds (a
+  // sender that published before sees its bit cleared afterwards and sets it again).
+  void sweep_boxes();
+  // With the lock held: one message matched to a posted receive or added to the FIFOs.
+  void take_arrival(Packet* p, Matched& m);
+  void drain_box(FastBox* b, Matched& m);
   void sweep();
-  // With the lock held: moves what has arrived into the FIFOs or onto posted receives.
+  // With the lock held: posts the receives left to it (or gives them a waiting message), then
+  // moves what has arrived into the FIFOs or onto posted receives.
   void match_arrived(Matched& m);
   // Matches what arrived, releases the lock, and takes it back while more has arrived (a sender
-  // that found it held left its message to us); then delivers what matched.
+  // or receiver that found it held left its message or receive to us); then delivers what
+  // matched.
   void unlock(Matched& m);
   SpinLock mu_;
   std::atomic<Packet*> arrived_{nullptr};  // newest first; beside mu_ (its own line was slower)
+  std::atomic<RecvOp*> posting_{nullptr};  // receives left to the holder, newest first
+  // Parked waiters; read by every local sender after it publishes, written only when a waiter
+  // goes to sleep or wakes, so on a line of its own.
+  alignas(64) std::atomic<int> parked_{0};
+  // Fast boxes by sender, made on a sender's first message; bit i of the bitmap set while box i
+  // may hold messages (set by the sender after it pushes, cleared by the holder before it takes).
+  struct alignas(64) ReadyWord {
+    std::atomic<std::uint64_t> bits{0};
+  };
+  int senders_ = 0, ready_words_ = 0;
+  bool shared_ = false;
+  std::unique_ptr<std::atomic<FastBox*>[]> fast_;
+  std::unique_ptr<ReadyWord[]> ready_;
 
   Keyed<Packet> unexpected_;
   Keyed<RecvOp> posted_;

@@ -44,6 +44,11 @@ struct SendOp : Completion {
   int src = 0, tag = 0;
   std::uint64_t ident = 0;
   bool cancelled = false;
+  // Set by the caller before start_send when no other thread can see the operation yet (a
+  // blocking send, a request whose handle is not returned): a send complete at once is then
+  // left for the caller to complete (completed_at_start), without an atomic read-modify-write.
+  bool unseen = false;
+  bool completed_at_start = false;
 };
 
 struct RecvOp : Completion {

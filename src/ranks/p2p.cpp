@@ -30,10 +30,10 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
   count(g_counters.local_messages);
   count(g_counters.local_bytes, op->bytes);
   // A receive already posted takes the message straight from the sender's buffer when the
-  // mailbox's lock is free; otherwise the message goes in a packet to the mailbox (mailbox.h),
-  // matched by this thread if it holds the lock, else by the lock's holder.
+  // receiver sleeps and the mailbox's lock is free; otherwise the message goes in a packet to
+  // the mailbox's fast box from this sender (mailbox.h), matched by the receiver.
   Mailbox& mb = c->box(dest, ch);
-  Mailbox::Guard g(mb, std::try_to_lock);
+  Mailbox::Guard g(mb, std::try_to_lock, mb.parked() || dest == me);
   if (g.owns()) {
     if (RecvOp* r = mb.take_posted(me, tag)) {
       g.release();
@@ -57,17 +57,21 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
   op->src = me;
   op->tag = tag;
   op->ident = p->ident;
-  mb.arrive(p);  // from here on a waiting op may complete at any time
   g.release();
-  if (!waits) op->complete();
+  mb.arrive_from(c->local_index[me], p);  // from here on a waiting op may complete at any time
+  if (!waits) {
+    if (op->unseen) op->completed_at_start = true;
+    else op->complete();
+  }
   return MPI_SUCCESS;
 }
 
 int send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMode mode, Channel ch) {
   SendOp op;
+  op.unseen = true;
   int rc = start_send(c, me, b, dest, tag, mode, ch, &op);
-  if (rc != MPI_SUCCESS) return rc;
-  wait_done(op.done, c->family);
+  if (rc != MPI_SUCCESS || op.completed_at_start) return rc;
+  wait_done(op.done, c->family, op.waits_in);
   return op.err;
 }
 
@@ -88,13 +92,7 @@ int start_recv(Comm* c, int me, int src, int tag, const TypedBuffer& b, Channel 
     return MPI_SUCCESS;
   }
   Mailbox& mb = c->box(me, ch);
-  Packet* p;
-  {
-    Mailbox::Guard g(mb);
-    p = mb.take_unexpected(src, tag);
-    if (!p) mb.post(r);
-  }
-  if (p) {
+  if (Packet* p = mb.receive(r)) {
     deliver(p, r);
     free_packet(p);
     r->complete();
@@ -106,7 +104,7 @@ int recv(Comm* c, int me, int src, int tag, const TypedBuffer& b, Channel ch, MP
   RecvOp r;
   int rc = start_recv(c, me, src, tag, b, ch, &r);
   if (rc != MPI_SUCCESS) return rc;
-  wait_done(r.done, c->family);
+  wait_done(r.done, c->family, &c->box(me, ch));
   r.fill(status);
   return r.r_err;
 }

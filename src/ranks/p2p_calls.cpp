@@ -91,10 +91,13 @@ int isend(const char* call, const void* buf, MPI_Count count, MPI_Datatype type,
   Request* r = new_request(k.c, k.m->rank, 1, request);
   if (!r) return k.fail(MPI_ERR_INTERN, call);
   count_send(r);
+  r->send.unseen = true;  // the program gets the handle when this returns
   int rc = start_send(k.c, k.m->rank, {buf, count, type}, dest, tag, mode, Channel::kP2P, &r->send);
   if (rc != MPI_SUCCESS) {
     r->send.err = rc;
     r->send.complete();
+  } else if (r->send.completed_at_start) {
+    complete_unseen_send(r);
   }
   return MPI_SUCCESS;
 }
@@ -160,7 +163,7 @@ int sendrecv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, in
   int rc = start_recv(k.c, k.m->rank, source, recvtag, {recvbuf, recvcount, recvtype}, Channel::kP2P, &r);
   if (rc == MPI_SUCCESS) rc = ranks::send(k.c, k.m->rank, {sendbuf, sendcount, sendtype}, dest, sendtag,
                                           SendMode::kStandard, Channel::kP2P);
-  wait_done(r.done, k.c->family);
+  wait_done(r.done, k.c->family, &k.c->box(k.m->rank, Channel::kP2P));
   r.fill(status);
   if (rc == MPI_SUCCESS) rc = r.r_err;
   return raise(k.c, rc, "MPI_Sendrecv");

@@ -86,6 +86,8 @@ void part_done(Request* r) {
   if (r->send.err != MPI_SUCCESS && r->err == MPI_SUCCESS) r->err = r->send.err;
   if (r->on_complete) r->on_complete();
   r->done.set();
+  // Dekker with release(): done is set (seq_cst), then free_park read.
+  if (r->free_park.load(std::memory_order_seq_cst) == 1 && r->free_park.exchange(2) == 1) matched_in(r)->unpark();
   // A promotion after this point sees done; one before it is seen here. Done::set and this
   // read are seq_cst, so a program that never promotes pays no fence here.
   if (promotions().any.load(std::memory_order_seq_cst)) {
@@ -93,6 +95,13 @@ void part_done(Request* r) {
     complete_promoted(r);
   }
   unref(r);  // the operation's reference; the program's keeps the request until it is finished
+}
+
+void complete_unseen_send(Request* r) {
+  r->send.done.set_unseen();
+  if (r->send.err != MPI_SUCCESS && r->err == MPI_SUCCESS) r->err = r->send.err;
+  r->done.set_unseen();
+  r->refs.store(1, std::memory_order_relaxed);  // the operation's reference is dropped
 }
 
 Request* request_of(MPI_Request h) {
@@ -117,6 +126,12 @@ int finish(Request* r, MPI_Request* h, MPI_Status* status) {
 int peek(Request* r, MPI_Status* status) { return status_of(r, status, false); }
 
 void release(Request* r, MPI_Request* h) {
+  if (r->has_recv && !r->done.is() && (!r->persistent || r->active) && r->free_park.load() == 0) {
+    Mailbox* b = matched_in(r);
+    b->park();
+    r->free_park.store(1, std::memory_order_seq_cst);
+    if (r->done.is() && r->free_park.exchange(2) == 1) b->unpark();
+  }
   release_request_handle(r->handle);
   *h = MPI_REQUEST_NULL;
   unref(r);
@@ -131,7 +146,7 @@ void cancel(Request* r) {
   cancel_send(&r->send);
 }
 
-void wait_for(Request* r) { wait_done(r->done, r->comm ? r->comm->family : nullptr); }
+void wait_for(Request* r) { wait_done(r->done, r->comm ? r->comm->family : nullptr, matched_in(r)); }
 
 int persistent_init(Comm* c, int me, bool is_recv, const TypedBuffer& b, int peer, int tag, SendMode mode,
                     MPI_Request* out) {
@@ -223,6 +238,10 @@ MPI_Request promote(Request* r) {
   if (MPI_Request g = r->promoted.load(); g != MPI_REQUEST_NULL) return g;
   Promotions& p = promotions();
   p.any.store(true, std::memory_order_seq_cst);
+  // The MPI's tests of the generalized request do not poll mailboxes: senders match from now on,
+  // and what arrived for r before is matched here.
+  g_senders_match.store(true, std::memory_order_seq_cst);
+  if (Mailbox* b = matched_in(r)) b->poll();
   MPI_Request g = MPI_REQUEST_NULL;
   mpi::locked([&] { return PMPI_Grequest_start(query_fn, free_fn, cancel_fn, r, &g); });
   {

@@ -28,6 +28,10 @@ struct Request {
   // The program's handle and the operation in flight (and a promoted generalized request's
   // free_fn) each hold one reference.
   std::atomic<int> refs{2};
+  // A receive freed while active (MPI_Request_free) parks its mailbox until it completes, so
+  // that it completes without a wait (as the program's next message may assume): 1 parked, 2
+  // unparked.
+  std::atomic<int> free_park{0};
   Done done;                   // every part has completed
   int err = MPI_SUCCESS;       // of a send part or a collective
   std::function<void()> on_complete;  // collectives: release what the operation held
@@ -56,14 +60,28 @@ void count_send(Request* r);
 void count_recv(Request* r);
 // One part of r has completed (for operations without a SendOp/RecvOp: collectives).
 void part_done(Request* r);
+// A one-part send request whose operation completed before its handle was returned (eager):
+// completed with plain stores, as no other thread can wait for it or promote it yet.
+void complete_unseen_send(Request* r);
 
 // The engine's request behind a handle, or nullptr.
 Request* request_of(MPI_Request h);
 // True when h is a handle of the request space (live or released).
 bool is_engine_request(MPI_Request h);
 
-// Whether r has completed (its operation is over), without waiting.
-inline bool completed(const Request* r) { return r->done.is(); }
+// The mailbox where r's message is matched (its receive's, or the receiver's of a send waiting
+// there), or nullptr.
+inline Mailbox* matched_in(Request* r) {
+  if (!r->comm) return nullptr;
+  return r->has_recv ? &r->comm->box(r->me, Channel::kP2P) : r->send.waits_in;
+}
+// Whether r has completed (its operation is over), without waiting; matches what has arrived
+// for it first (mailbox.h: receivers match).
+inline bool completed(Request* r) {
+  if (r->done.is()) return true;
+  if (Mailbox* b = matched_in(r)) b->poll();
+  return r->done.is();
+}
 // Ends a completed request as a wait or test does: its status, its handle released (*h becomes
 // MPI_REQUEST_NULL) unless it is persistent (then inactive). Returns the operation's error.
 int finish(Request* r, MPI_Request* h, MPI_Status* status);

@@ -267,6 +267,22 @@ void wait_done(Done& d, const Family* f) {
   }
 }
 
+void wait_done(Done& d, const Family* f, Mailbox* box) {
+  if (d.is()) return;
+  if (!box) return wait_done(d, f);
+  if (f && f->multi_process()) {
+    Mailbox::Parked parked(*box);  // the network's poller waits as before; senders match
+    return wait_done(d, f);
+  }
+  if (spin_then_yield([&] {
+        box->poll();
+        return !d.is();
+      }))
+    return;
+  Mailbox::Parked parked(*box);  // senders match from here on, and set d
+  d.park();
+}
+
 void arrive_local(Comm* c, Channel ch, int dst, Packet* p) {
   p->comm = c;
   p->dst = dst;

@@ -35,6 +35,10 @@ void remove_polled_family(Family* f);
 
 // Waits for d; polls the network when another process may be the one to set it.
 void wait_done(Done& d, const Family* f);
+// The same for an operation whose message is matched in `box` (a receive's mailbox, or the one
+// a waiting send went to): the thread polls it while it spins, and parks it before it sleeps
+// (mailbox.h).
+void wait_done(Done& d, const Family* f, Mailbox* box);
 
 // Puts a message (with its packet) into dst's mailbox, or completes the receive it matches.
 void arrive_local(Comm* c, Channel ch, int dst, Packet* p);

@@ -91,6 +91,9 @@ class Done {
     if (word_.exchange(1, std::memory_order_seq_cst) == 2) futex_wake(word_);
   }
   void reset() { word_.store(0, std::memory_order_relaxed); }
+  // set() for a flag no other thread can see yet: a plain store. A read-modify-write would wait
+  // for the thread's earlier stores (a message just published to another core) to get there.
+  void set_unseen() { word_.store(1, std::memory_order_release); }
   // Sleeps in the kernel while pending and `keep_sleeping()`, checked after the sleeper mark is
   // set, so a caller that clears the condition and then kick()s never misses this sleeper.
   // Returns when set, kicked, or the condition is false; leaves the flag pending or done.
@@ -113,6 +116,10 @@ class Done {
   // Blocks until set() (for waits no other process can satisfy).
   void wait() {
     if (spin_then_yield([&] { return !is(); })) return;
+    park();
+  }
+  // Sleeps in the kernel until set(), without spinning first.
+  void park() {
     std::uint32_t s = 0;
     if (!word_.compare_exchange_strong(s, 2, std::memory_order_acq_rel) && s == 1) return;
     while (word_.load(std::memory_order_acquire) == 2) futex_wait(word_, 2);

@@ -517,7 +517,7 @@ enum class Patterns { kMixed, kAnySourceFixedTag };
 std::atomic<int> cancels{0};  // receives cancelled (unpost) while still posted
 
 std::vector<Received> run_mailbox_stress(const Stress& cfg, Patterns patterns, std::uint32_t seed) {
-  Mailbox mb;
+  Mailbox mb(cfg.senders);
   std::atomic<bool> go{false};
   std::vector<std::atomic<int>> received_from(static_cast<std::size_t>(cfg.senders));
   std::atomic<bool> receiver_waits{false};
@@ -534,12 +534,16 @@ std::vector<Received> run_mailbox_stress(const Stress& cfg, Patterns patterns, s
                !receiver_waits.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < deadline)
           std::this_thread::yield();
         int tag = cfg.tag_of(s, n);
-        if (n % 2 == 1) {  // the lock-free hand-off: matched by the lock's holder or by us
+        if (n % 2 == 1) {
           Packet* p = tsmpi::ranks::new_packet();
           p->src = s;
           p->tag = tag;
           p->ack_id = static_cast<std::uint64_t>(n);
-          mb.arrive(p);
+          // Even senders as local thread-ranks: the fast box, matched by the receiver (or by
+          // us while it sleeps). Odd ones as the network's poller: the lock-free list, matched
+          // by the lock's holder or by us.
+          if (s % 2 == 0) mb.arrive_from(s, p);
+          else mb.arrive(p);
           continue;
         }
         tsmpi::ranks::Mailbox::Guard lock(mb);
@@ -638,7 +642,16 @@ std::vector<Received> run_mailbox_stress(const Stress& cfg, Patterns patterns, s
             continue;  // nothing received; choose again
           }
           receiver_waits.store(true);
-          r.done.wait();
+          if (how == 2 || how == 6) {
+            // Spinning as a waiting receiver does: matching what the senders left.
+            while (!r.done.is()) {
+              mb.poll();
+              std::this_thread::yield();
+            }
+          } else {
+            tsmpi::ranks::Mailbox::Parked parked(mb);  // sleeping: the senders match
+            r.done.wait();
+          }
           receiver_waits.store(false);
           got_src = r.r_src, got_tag = r.r_tag, got_n = static_cast<int>(r.r_bytes), via = 1;
         }
