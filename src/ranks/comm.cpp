@@ -99,7 +99,10 @@ Comm* make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members) {
   c->single_process = single;
   c->blocked = blocked;
   const std::size_t nlocal = c->local_ranks.size();
-  for (std::size_t i = 0; i < 2 * nlocal; ++i) c->boxes.push_back(std::make_unique<Mailbox>(static_cast<int>(nlocal), f->shared_ranks));
+  for (std::size_t i = 0; i < 2 * nlocal; ++i) {
+    c->boxes.push_back(std::make_unique<Mailbox>(static_cast<int>(nlocal), f->shared_ranks));
+    c->boxes.back()->set_owner(c, c->local_ranks[i / 2]);
+  }
   c->local_of_family.assign(static_cast<std::size_t>(f->nlocal), -1);
   for (std::size_t i = 0; i < nlocal; ++i) {
     auto m = std::make_unique<Member>();

@@ -1,10 +1,9 @@
-// A fast box: the messages of one local sender to one mailbox, in a ring of packet pointers
-// (MPICH's threadcomm and the shared-memory transports have one per pair of ranks). The sender
-// writes a slot and publishes it with a plain store; the mailbox lock's holder takes slots in
-// order. No read-modify-write on a line the other side uses: a message between cores costs the
-// lines of its packet and of its slot, and a sender that fills several slots before the
-// receiver looks moves them in one transfer. One sender's messages stay in order (one ring per
-// sender); a full ring waits for the holder to take slots.
+// A fast box: the messages of one local sender to one mailbox, in a ring of cache-line slots
+// (MPICH's threadcomm and the shared-memory transports have one per pair of ranks). A small
+// message travels in its slot (envelope and data in one line), a larger one as a packet whose
+// pointer the slot holds. The mailbox lock's holder takes slots in order. One sender's messages
+// stay in order (one ring per sender); a full ring is matched by its sender under the mailbox's
+// lock.
 //
 // A sender publishes with plain stores: no fence and no read-modify-write, which would wait for
 // its earlier slots to reach the receiver's core, so a stream of sends does not stall on the
@@ -27,38 +26,57 @@ struct Packet;
 
 class FastBox {
  public:
-  static constexpr std::uint32_t kSlots = 32;
-
-  // Producer side (with produce_lock() held): false when the ring is full.
-  bool push(Packet* p) {
-    const std::uint32_t t = tail_.load(std::memory_order_relaxed);
-    if (t - head_seen_ == kSlots) {
-      head_seen_ = head_.load(std::memory_order_acquire);
-      if (t - head_seen_ == kSlots) return false;
+  // One cache line per message: its envelope and, up to kInlineBytes, its data (the receiver
+  // reads consecutive lines, which the hardware prefetches); a larger or synchronous message
+  // travels as a packet, its pointer in the slot.
+  static constexpr std::uint32_t kInlineBytes = 44;
+  static constexpr std::uint32_t kViaPacket = ~std::uint32_t{0};
+  struct alignas(64) Slot {
+    std::uint64_t ident;  // the message's identity (MPI_Cancel of its send)
+    int src, tag;
+    std::uint32_t bytes;  // kViaPacket: `data` holds a Packet*
+    char data[kInlineBytes];
+    Packet* packet() const {
+      Packet* p;
+      __builtin_memcpy(&p, data, sizeof p);
+      return p;
     }
-    slots_[t % kSlots].store(p, std::memory_order_relaxed);
-    tail_.store(t + 1, std::memory_order_release);
-    return true;
+    void set_packet(Packet* p) {
+      bytes = kViaPacket;
+      __builtin_memcpy(data, &p, sizeof p);
+    }
+  };
+  static_assert(sizeof(Slot) == 64);
+
+  // `slots`: a power of two.
+  explicit FastBox(std::uint32_t slots) : mask_(slots - 1), slots_(new Slot[slots]) {}
+  ~FastBox() { delete[] slots_; }
+  FastBox(const FastBox&) = delete;
+  FastBox& operator=(const FastBox&) = delete;
+
+  // Producer side (with produce_lock() held where several threads send as one rank): the next
+  // free slot, to fill and then publish(); nullptr when the ring is full.
+  Slot* claim() {
+    const std::uint32_t t = tail_.load(std::memory_order_relaxed);
+    if (t - head_seen_ > mask_) {
+      head_seen_ = head_.load(std::memory_order_acquire);
+      if (t - head_seen_ > mask_) return nullptr;
+    }
+    return &slots_[t & mask_];
   }
+  void publish() { tail_.store(tail_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
   SpinLock& produce_lock() { return producer_mu_; }
   // Whether a message waits (the holder's view).
   bool holds() const { return head_.load(std::memory_order_relaxed) != tail_.load(std::memory_order_acquire); }
 
-  // Consumer side (the mailbox lock's holder): calls take(p) for each message in order.
+  // Consumer side (the mailbox lock's holder): calls take(slot) for each message in order; the
+  // slots are given back when it returns.
   template <class Take>
   void drain(Take&& take) {
     std::uint32_t h = head_.load(std::memory_order_relaxed);
     const std::uint32_t t = tail_.load(std::memory_order_acquire);
     if (h == t) return;
-    // The packets' lines come from the sender's core: fetch a few ahead, so their transfers
-    // overlap instead of each waiting for the last.
-    constexpr std::uint32_t kAhead = 4;
-    for (std::uint32_t i = h; i != t && i - h < kAhead; ++i)
-      __builtin_prefetch(slots_[i % kSlots].load(std::memory_order_relaxed));
-    for (; h != t; ++h) {
-      if (t - h > kAhead) __builtin_prefetch(slots_[(h + kAhead) % kSlots].load(std::memory_order_relaxed));
-      take(slots_[h % kSlots].load(std::memory_order_relaxed));
-    }
+    for (; h != t; ++h) take(slots_[h & mask_]);
     head_.store(h, std::memory_order_release);
   }
 
@@ -69,7 +87,8 @@ class FastBox {
   SpinLock producer_mu_;
   // The consumer's line.
   alignas(64) std::atomic<std::uint32_t> head_{0};
-  alignas(64) std::atomic<Packet*> slots_[kSlots] = {};
+  const std::uint32_t mask_;
+  Slot* const slots_;
 };
 
 // After a sender's publishing stores, before it reads what a sleeper wrote: a compiler barrier

@@ -1,5 +1,7 @@
 #include "ranks/mailbox.h"
 
+#include <cstring>
+
 namespace tsmpi::ranks {
 
 std::atomic<bool> g_senders_match{false};
@@ -7,6 +9,9 @@ std::atomic<bool> g_senders_match{false};
 Mailbox::Mailbox(int senders, bool shared)
     : senders_(senders),
       shared_(shared),
+      // A ring per pair: 64 slots (4 KiB) while few thread-ranks share a process, fewer with many
+      // (an all-to-all of 256 thread-ranks makes 65 280 boxes per channel: 32 MiB at 8 slots).
+      box_slots_(senders <= 16 ? 64 : senders <= 64 ? 32 : 8),
       ready_words_((senders + 63) / 64),
       fast_(senders > 0 ? std::make_unique<std::atomic<FastBox*>[]>(static_cast<std::size_t>(senders)) : nullptr),
       ready_(ready_words_ > 0 ? std::make_unique<ReadyWord[]>(static_cast<std::size_t>(ready_words_)) : nullptr) {}
@@ -17,7 +22,9 @@ Mailbox::~Mailbox() {
   for (int i = 0; i < senders_; ++i) {
     FastBox* b = fast_[i].load(std::memory_order_acquire);
     if (!b) continue;
-    b->drain([](Packet* p) { free_packet(p); });
+    b->drain([](const FastBox::Slot& s) {
+      if (s.bytes == FastBox::kViaPacket) free_packet(s.packet());
+    });
     delete b;
   }
   for (Packet* p = arrived_.load(std::memory_order_acquire); p;) {
@@ -43,27 +50,34 @@ FastBox* Mailbox::fast_box(int sender) {
   std::atomic<FastBox*>& slot = fast_[sender];
   FastBox* b = slot.load(std::memory_order_acquire);
   if (b) return b;
-  auto* made = new FastBox;
+  auto* made = new FastBox(box_slots_);
   if (slot.compare_exchange_strong(b, made, std::memory_order_acq_rel)) return made;
   delete made;  // another thread acting as the same rank made it first
   return b;
 }
 
-void Mailbox::arrive_from(int sender, Packet* p) {
-  if (sender < 0 || sender >= senders_) return arrive(p);
-  FastBox* b = fast_box(sender);
+FastBox::Slot* Mailbox::claim_from(int sender, FastBox** box) {
+  FastBox* b = *box = fast_box(sender);
   std::atomic<std::uint64_t>& word = ready_[sender / 64].bits;
   const std::uint64_t bit = std::uint64_t{1} << (sender % 64);
   if (!(word.load(std::memory_order_relaxed) & bit)) word.fetch_or(bit, std::memory_order_seq_cst);
   if (shared_) b->produce_lock().lock();
-  while (!b->push(p)) {
+  FastBox::Slot* s;
+  while (!(s = b->claim())) {
     // Full: take the lock (its holder never takes a producer's) and match what the boxes hold.
     word.fetch_or(bit, std::memory_order_seq_cst);
     Guard g(*this);
   }
+  return s;
+}
+
+void Mailbox::published_from(int sender, FastBox* b) {
+  b->publish();
   if (shared_) b->produce_lock().unlock();
-  // Published; the bit set before (a sleeper's sweep may have cleared it since: set it again,
+  // Published; the bit was set before (a sleeper's sweep may have cleared it since: set it again,
   // so the message is looked at). Then whether anyone sleeps: if not, the receiver polls.
+  std::atomic<std::uint64_t>& word = ready_[sender / 64].bits;
+  const std::uint64_t bit = std::uint64_t{1} << (sender % 64);
   light_barrier();
   if (!(word.load(std::memory_order_relaxed) & bit)) word.fetch_or(bit, std::memory_order_seq_cst);
   if (!parked_.load(std::memory_order_relaxed) && !g_senders_match.load(std::memory_order_relaxed)) return;
@@ -72,6 +86,25 @@ void Mailbox::arrive_from(int sender, Packet* p) {
   Matched m;
   match_arrived(m);
   unlock(m);
+}
+
+void Mailbox::arrive_from(int sender, Packet* p) {
+  if (sender < 0 || sender >= senders_) return arrive(p);
+  FastBox* b;
+  claim_from(sender, &b)->set_packet(p);
+  published_from(sender, b);
+}
+
+Packet* Mailbox::packet_of(const FastBox::Slot& s) {
+  if (s.bytes == FastBox::kViaPacket) return s.packet();
+  Packet* p = new_packet(s.ident);  // from the receiver's own pool: no line of the sender's
+  p->src = s.src;
+  p->tag = s.tag;
+  p->bytes = s.bytes;
+  std::memcpy(p->reserve(s.bytes), s.data, s.bytes);
+  p->comm = comm_;
+  p->dst = rank_;
+  return p;
 }
 
 void Mailbox::sweep_boxes() {
@@ -140,7 +173,7 @@ void Mailbox::take_arrival(Packet* p, Matched& m) {
 }
 
 void Mailbox::drain_box(FastBox* b, Matched& m) {
-  b->drain([&](Packet* p) { take_arrival(p, m); });
+  b->drain([&](const FastBox::Slot& s) { take_arrival(packet_of(s), m); });
 }
 
 void Mailbox::match_arrived(Matched& m) {

@@ -75,6 +75,24 @@ class Mailbox {
   // The same from local sender `sender` (0 <= sender < senders), through its fast box. Waits
   // (matching what the box holds) when the box is full. The caller must not hold the lock.
   void arrive_from(int sender, Packet* p);
+  // A message of at most FastBox::kInlineBytes, written into its slot by fill(char* data).
+  template <class Fill>
+  void arrive_small_from(int sender, int src, int tag, std::uint64_t ident, std::uint32_t bytes, Fill&& fill) {
+    FastBox* b;
+    FastBox::Slot* s = claim_from(sender, &b);
+    s->ident = ident;
+    s->src = src;
+    s->tag = tag;
+    s->bytes = bytes;
+    fill(s->data);
+    published_from(sender, b);
+  }
+  bool has_fast_boxes() const { return senders_ > 0; }
+  // Who receives here: packets made from inline messages are addressed to them.
+  void set_owner(Comm* c, int rank) {
+    comm_ = c;
+    rank_ = rank;
+  }
   // Parked's two halves, for a receive nobody will wait for (MPI_Request_free of an active one):
   // senders match until it completes.
   void park() {
@@ -235,6 +253,13 @@ class Mailbox {
   };
   Packet* find(int src, int tag, Fifo<Packet>** where);
   FastBox* fast_box(int sender);
+  // A free slot of the sender's box (waiting, and matching what the boxes hold, while it is
+  // full); the box's producer lock is held until published_from().
+  FastBox::Slot* claim_from(int sender, FastBox** box);
+  // Publishes the claimed slot; then, if a waiter sleeps, matches.
+  void published_from(int sender, FastBox* b);
+  // The message of a slot as a packet (the slot is given back after the drain).
+  Packet* packet_of(const FastBox::Slot& s);
   // Whether a fast box of a sender whose bit is set holds a message.
   bool boxes_hold() const {
     for (int w = 0; w < ready_words_; ++w)
@@ -277,6 +302,9 @@ class Mailbox {
   };
   int senders_ = 0, ready_words_ = 0;
   bool shared_ = false;
+  std::uint32_t box_slots_ = 0;
+  Comm* comm_ = nullptr;
+  int rank_ = 0;
   std::unique_ptr<std::atomic<FastBox*>[]> fast_;
   std::unique_ptr<ReadyWord[]> ready_;
 

@@ -23,11 +23,17 @@ std::atomic<std::uint64_t> g_ident_threads{0};
 constinit TSMPI_TLS std::uint64_t tl_next_ident = 0;
 }  // namespace
 
-Packet* new_packet() {
-  Packet* p = Pool<Packet>::make();
+std::uint64_t new_ident() {
   if ((tl_next_ident & ((std::uint64_t{1} << 40) - 1)) == 0)
     tl_next_ident = (g_ident_threads.fetch_add(1, std::memory_order_relaxed) + 1) << 40 | 1;
-  p->ident = tl_next_ident++;
+  return tl_next_ident++;
+}
+
+Packet* new_packet() { return new_packet(new_ident()); }
+
+Packet* new_packet(std::uint64_t ident) {
+  Packet* p = Pool<Packet>::make();
+  p->ident = ident;
   return p;
 }
 

@@ -85,8 +85,12 @@ struct Packet {
   char* reserve(std::size_t n);
 };
 
-// A packet from the calling thread's pool, with a fresh ident.
+// A packet from the calling thread's pool, with a fresh ident (or the given one: a message that
+// travelled inline in a fast box, made into a packet by its receiver).
 Packet* new_packet();
+Packet* new_packet(std::uint64_t ident);
+// A fresh ident (unique in the process while its message lives).
+std::uint64_t new_ident();
 void free_packet(Packet* p);
 
 // Copies the message of p into r's buffer and sets r's result (truncation included); completes

@@ -30,8 +30,9 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
   count(g_counters.local_messages);
   count(g_counters.local_bytes, op->bytes);
   // A receive already posted takes the message straight from the sender's buffer when the
-  // receiver sleeps and the mailbox's lock is free; otherwise the message goes in a packet to
-  // the mailbox's fast box from this sender (mailbox.h), matched by the receiver.
+  // receiver sleeps and the mailbox's lock is free; otherwise the message goes to the mailbox's
+  // fast box from this sender (mailbox.h: in its slot up to FastBox::kInlineBytes, else in a
+  // packet), matched by the receiver.
   Mailbox& mb = c->box(dest, ch);
   Mailbox::Guard g(mb, std::try_to_lock, mb.parked() || dest == me);
   if (g.owns()) {
@@ -43,22 +44,29 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
       return MPI_SUCCESS;
     }
   }
-  Packet* p = new_packet();
-  p->src = me;
-  p->tag = tag;
-  p->bytes = op->bytes;
-  p->comm = c;
-  p->dst = dest;
   const bool eager = mode == SendMode::kBuffered || op->bytes <= kEagerLimit;
-  if (eager) pack(b, p->reserve(op->bytes));
   const bool waits = !eager || mode == SendMode::kSynchronous;
-  if (waits) p->sender = op;
   op->waits_in = &mb;
   op->src = me;
   op->tag = tag;
-  op->ident = p->ident;
   g.release();
-  mb.arrive_from(c->local_index[me], p);  // from here on a waiting op may complete at any time
+  // From here on a waiting op may complete at any time.
+  if (!waits && op->bytes <= FastBox::kInlineBytes) {
+    op->ident = new_ident();
+    mb.arrive_small_from(c->local_index[me], me, tag, op->ident, static_cast<std::uint32_t>(op->bytes),
+                         [&](char* data) { pack(b, data); });
+  } else {
+    Packet* p = new_packet();
+    p->src = me;
+    p->tag = tag;
+    p->bytes = op->bytes;
+    p->comm = c;
+    p->dst = dest;
+    if (eager) pack(b, p->reserve(op->bytes));
+    if (waits) p->sender = op;
+    op->ident = p->ident;
+    mb.arrive_from(c->local_index[me], p);
+  }
   if (!waits) {
     if (op->unseen) op->completed_at_start = true;
     else op->complete();

@@ -13,8 +13,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -35,7 +36,17 @@
 #include "runtime/handles.h"
 
 // The engine's delivery calls the MPI (datatypes, statuses); this test's packets carry their
-// message number in ack_id, which a matched receive gets as its byte count.
+// message number in ack_id (or, sent inline through a fast box, as their 8 bytes of data),
+// which a matched receive gets as its byte count.
+namespace {
+std::uint64_t number_of(const tsmpi::ranks::Packet* p) {
+  if (!p->data) return p->ack_id;
+  std::uint64_t n;
+  std::memcpy(&n, p->data, sizeof n);
+  return n;
+}
+}  // namespace
+
 namespace tsmpi::ranks {
 void deliver_taken(Packet* head) {
   for (Packet* p = head; p;) {
@@ -43,7 +54,7 @@ void deliver_taken(Packet* head) {
     RecvOp* r = p->taker;
     r->r_src = p->src;
     r->r_tag = p->tag;
-    r->r_bytes = static_cast<std::size_t>(p->ack_id);
+    r->r_bytes = static_cast<std::size_t>(number_of(p));
     free_packet(p);
     r->complete();
     p = next;
@@ -534,6 +545,12 @@ std::vector<Received> run_mailbox_stress(const Stress& cfg, Patterns patterns, s
                !receiver_waits.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < deadline)
           std::this_thread::yield();
         int tag = cfg.tag_of(s, n);
+        if (n % 4 == 1 && s % 2 == 0) {  // a small message, inline in the fast box's slot
+          const std::uint64_t number = static_cast<std::uint64_t>(n);
+          mb.arrive_small_from(s, s, tag, tsmpi::ranks::new_ident(), sizeof number,
+                               [&](char* data) { std::memcpy(data, &number, sizeof number); });
+          continue;
+        }
         if (n % 2 == 1) {
           Packet* p = tsmpi::ranks::new_packet();
           p->src = s;
@@ -608,7 +625,7 @@ std::vector<Received> run_mailbox_stress(const Stress& cfg, Patterns patterns, s
             p = mb.take_unexpected(ws, wt);
           }
           if (p) {
-            got_src = p->src, got_tag = p->tag, got_n = static_cast<int>(p->ack_id), via = 2;
+            got_src = p->src, got_tag = p->tag, got_n = static_cast<int>(number_of(p)), via = 2;
             tsmpi::ranks::free_packet(p);
             break;
           }
@@ -628,7 +645,7 @@ std::vector<Received> run_mailbox_stress(const Stress& cfg, Patterns patterns, s
           if (!p) mb.post(&r);
         }
         if (p) {
-          got_src = p->src, got_tag = p->tag, got_n = static_cast<int>(p->ack_id);
+          got_src = p->src, got_tag = p->tag, got_n = static_cast<int>(number_of(p));
           tsmpi::ranks::free_packet(p);
         } else {
           bool cancelled = false;
