@@ -95,9 +95,13 @@ class Mailbox {
   }
   // Parked's two halves, for a receive nobody will wait for (MPI_Request_free of an active one):
   // senders match until it completes.
-  void park() {
+  // `sweep`: also the heavy barrier and a look at every box (sweep_boxes), without which a
+  // sender that read parked_ just before it changed may have left its message unmatched; a
+  // waiter that sleeps only briefly first sweeps after that sleep (wait_done).
+  void park(bool sweep) {
     parked_.fetch_add(1, std::memory_order_seq_cst);
-    sweep_boxes();
+    if (sweep) sweep_boxes();
+    else Guard g(*this);  // matches what every sender had published when it looked
   }
   void unpark() { parked_.fetch_sub(1, std::memory_order_seq_cst); }
   // Whether a local sender must match its message itself (a waiter sleeps).
@@ -148,7 +152,7 @@ class Mailbox {
   // matched by it, and one after by its sender (or the lock's holder).
   class Parked {
    public:
-    explicit Parked(Mailbox& mb) : mb_(mb) { mb_.park(); }
+    explicit Parked(Mailbox& mb, bool sweep = true) : mb_(mb) { mb_.park(sweep); }
     ~Parked() { mb_.unpark(); }
     Parked(const Parked&) = delete;
     Parked& operator=(const Parked&) = delete;
@@ -275,9 +279,12 @@ class Mailbox {
   bool anything_arrived() const {
     return arrived_.load(std::memory_order_seq_cst) || posting_.load(std::memory_order_seq_cst) || boxes_hold();
   }
+ public:
   // Parked: clears the bitmap, passes the heavy barrier and matches what every box holds (a
   // sender that published before sees its bit cleared afterwards and sets it again).
   void sweep_boxes();
+
+ private:
   // With the lock held: one message matched to a posted receive or added to the FIFOs.
   void take_arrival(Packet* p, Matched& m);
   void drain_box(FastBox* b, Matched& m);

@@ -13,7 +13,10 @@ namespace tsmpi::ranks {
 
 namespace {
 void unref(Request* r) {
-  if (r->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) Pool<Request>::destroy(r);
+  // The last reference needs no read-modify-write: nobody else can drop one (a request whose
+  // operation completed is held by the program alone).
+  if (r->refs.load(std::memory_order_acquire) == 1 || r->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    Pool<Request>::destroy(r);
 }
 
 void part_of(void* owner) { part_done(static_cast<Request*>(owner)); }
@@ -128,7 +131,7 @@ int peek(Request* r, MPI_Status* status) { return status_of(r, status, false); }
 void release(Request* r, MPI_Request* h) {
   if (r->has_recv && !r->done.is() && (!r->persistent || r->active) && r->free_park.load() == 0) {
     Mailbox* b = matched_in(r);
-    b->park();
+    b->park(/*sweep=*/true);
     r->free_park.store(1, std::memory_order_seq_cst);
     if (r->done.is() && r->free_park.exchange(2) == 1) b->unpark();
   }

@@ -118,6 +118,14 @@ class Done {
     if (spin_then_yield([&] { return !is(); })) return;
     park();
   }
+  // Sleeps in the kernel until set() or for about `ns`; true when set. The sleeper mark stays,
+  // for park() to sleep on.
+  bool park_for(long ns) {
+    std::uint32_t s = 0;
+    if (!word_.compare_exchange_strong(s, 2, std::memory_order_seq_cst) && s == 1) return true;
+    if (word_.load(std::memory_order_acquire) == 2) futex_wait(word_, 2, ns);
+    return is();
+  }
   // Sleeps in the kernel until set(), without spinning first.
   void park() {
     std::uint32_t s = 0;
