@@ -1,6 +1,7 @@
 // Moving a message into a receive, and statuses (operations.h): the part of a message's life
 // that calls the MPI (datatype copies, status fields, the acknowledgement of a synchronous send).
 #include <algorithm>
+#include <cstring>
 
 #include "locking/serialize_lock.h"
 #include "ranks/comm.h"
@@ -52,6 +53,13 @@ void deliver_taken(Packet* head) {
     r->complete();
     p = next;
   }
+}
+
+bool deliver_in_place(const char* data, std::size_t bytes, int src, int tag, RecvOp* r) {
+  if (!contiguous_without_mpi(r->buf)) return false;
+  result(r, src, tag, bytes);
+  if (r->r_bytes) std::memcpy(const_cast<void*>(r->buf.buf), data, r->r_bytes);
+  return true;
 }
 
 void deliver_direct(const SendOp& s, int src, int tag, RecvOp* r) {

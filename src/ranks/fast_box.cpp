@@ -23,7 +23,7 @@ bool g_light_is_fence = !register_membarrier();
 void heavy_barrier() {
   if (g_light_is_fence || membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
     // Without membarrier senders fence, and a fence here completes the Dekker.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    full_fence();
   }
 }
 

@@ -8,11 +8,11 @@ std::atomic<bool> g_senders_match{false};
 
 Mailbox::Mailbox(int senders, bool shared)
     : senders_(senders),
+      ready_words_((senders + 63) / 64),
       shared_(shared),
       // A ring per pair: 64 slots (4 KiB) while few thread-ranks share a process, fewer with many
       // (an all-to-all of 256 thread-ranks makes 65 280 boxes per channel: 32 MiB at 8 slots).
       box_slots_(senders <= 16 ? 64 : senders <= 64 ? 32 : 8),
-      ready_words_((senders + 63) / 64),
       fast_(senders > 0 ? std::make_unique<std::atomic<FastBox*>[]>(static_cast<std::size_t>(senders)) : nullptr),
       ready_(ready_words_ > 0 ? std::make_unique<ReadyWord[]>(static_cast<std::size_t>(ready_words_)) : nullptr) {}
 
@@ -81,7 +81,7 @@ void Mailbox::published_from(int sender, FastBox* b) {
   light_barrier();
   if (!(word.load(std::memory_order_relaxed) & bit)) word.fetch_or(bit, std::memory_order_seq_cst);
   if (!parked_.load(std::memory_order_relaxed) && !g_senders_match.load(std::memory_order_relaxed)) return;
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // Dekker with the holder's unlock()
+  full_fence();  // Dekker with the holder's unlock()
   if (mu_.held() || !mu_.try_lock()) return;
   Matched m;
   match_arrived(m);
@@ -173,7 +173,21 @@ void Mailbox::take_arrival(Packet* p, Matched& m) {
 }
 
 void Mailbox::drain_box(FastBox* b, Matched& m) {
-  b->drain([&](const FastBox::Slot& s) { take_arrival(packet_of(s), m); });
+  b->drain([&](const FastBox::Slot& s) {
+    // A small message for a posted receive goes from its slot straight into the buffer.
+    if (s.bytes != FastBox::kViaPacket) {
+      if (RecvOp* r = take_posted(s.src, s.tag)) {
+        if (deliver_in_place(s.data, s.bytes, s.src, s.tag, r)) {
+          r->next = m.filled;
+          m.filled = r;
+        } else {
+          m.add(packet_of(s), r);
+        }
+        return;
+      }
+    }
+    take_arrival(packet_of(s), m);
+  });
 }
 
 void Mailbox::match_arrived(Matched& m) {
@@ -204,6 +218,11 @@ void Mailbox::unlock(Matched& m) {
   } while (anything_arrived() && mu_.try_lock());
   deliver_taken(m.head);
   m.head = m.tail = nullptr;
+  for (RecvOp *r = m.filled, *next; r; r = next) {
+    next = r->next;
+    r->complete();
+  }
+  m.filled = nullptr;
   if (m.arrivals) announce_arrival();
 }
 

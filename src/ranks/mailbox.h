@@ -50,6 +50,7 @@ class Mailbox {
     Packet* head = nullptr;
     Packet* tail = nullptr;
     bool arrivals = false;  // some went to the unexpected FIFOs: wake blocking probes
+    RecvOp* filled = nullptr;  // receives a small message was copied into: to complete
     void add(Packet* p, RecvOp* r);
   };
 

@@ -98,6 +98,10 @@ void free_packet(Packet* p);
 void deliver(Packet* p, RecvOp* r);
 // For each packet of a list (linked by next) that matched p->taker: deliver, free, complete.
 void deliver_taken(Packet* head);
+// A small message matched to r while the mailbox's lock is held, copied into r's buffer there
+// when that needs no MPI call (true; r is then completed after the lock is released); false
+// leaves it to a packet.
+bool deliver_in_place(const char* data, std::size_t bytes, int src, int tag, RecvOp* r);
 // Same for a send that meets a posted receive directly.
 void deliver_direct(const SendOp& s, int src, int tag, RecvOp* r);
 

@@ -47,6 +47,8 @@ long long packed_bytes(const TypedBuffer& b) {
   return static_cast<long long>(size) * b.count;
 }
 
+bool contiguous_without_mpi(const TypedBuffer& b) { return find_predefined(b.type) != nullptr; }
+
 bool contiguous(const TypedBuffer& b) {
   if (find_predefined(b.type)) return true;
   int ni, na, nd, combiner;

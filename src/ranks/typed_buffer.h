@@ -19,6 +19,8 @@ struct TypedBuffer {
 long long packed_bytes(const TypedBuffer& b);
 // True when the data is one contiguous run of packed_bytes() bytes starting at buf.
 bool contiguous(const TypedBuffer& b);
+// The same, answered without an MPI call (a predefined datatype), else false.
+bool contiguous_without_mpi(const TypedBuffer& b);
 
 // Packs b into `out` (packed_bytes(b) bytes).
 void pack(const TypedBuffer& b, void* out);

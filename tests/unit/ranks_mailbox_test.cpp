@@ -60,6 +60,15 @@ void deliver_taken(Packet* head) {
     p = next;
   }
 }
+bool deliver_in_place(const char* data, std::size_t bytes, int src, int tag, RecvOp* r) {
+  if (bytes != sizeof(std::uint64_t)) return false;
+  std::uint64_t n;
+  std::memcpy(&n, data, sizeof n);
+  r->r_src = src;
+  r->r_tag = tag;
+  r->r_bytes = static_cast<std::size_t>(n);
+  return true;
+}
 }  // namespace tsmpi::ranks
 
 namespace {
