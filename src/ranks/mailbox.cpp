@@ -40,10 +40,7 @@ void Mailbox::arrive(Packet* p) {
   while (!arrived_.compare_exchange_weak(head, p, std::memory_order_seq_cst, std::memory_order_relaxed));
   // Pushed, then look at the lock (seq_cst both): either the holder's unlock() sees the message
   // or this thread sees the lock free. A failed try_lock means a holder that will look again.
-  if (mu_.held() || !mu_.try_lock()) return;
-  Matched m;
-  match_arrived(m);
-  unlock(m);
+  match_if_free();
 }
 
 FastBox* Mailbox::fast_box(int sender) {
@@ -58,8 +55,8 @@ FastBox* Mailbox::fast_box(int sender) {
 
 FastBox::Slot* Mailbox::claim_from(int sender, FastBox** box) {
   FastBox* b = *box = fast_box(sender);
-  std::atomic<std::uint64_t>& word = ready_[sender / 64].bits;
-  const std::uint64_t bit = std::uint64_t{1} << (sender % 64);
+  std::atomic<std::uint64_t>& word = ready_word(sender);
+  const std::uint64_t bit = ready_bit(sender);
   if (!(word.load(std::memory_order_relaxed) & bit)) word.fetch_or(bit, std::memory_order_seq_cst);
   if (shared_) b->produce_lock().lock();
   FastBox::Slot* s;
@@ -76,16 +73,13 @@ void Mailbox::published_from(int sender, FastBox* b) {
   if (shared_) b->produce_lock().unlock();
   // Published; the bit was set before (a sleeper's sweep may have cleared it since: set it again,
   // so the message is looked at). Then whether anyone sleeps: if not, the receiver polls.
-  std::atomic<std::uint64_t>& word = ready_[sender / 64].bits;
-  const std::uint64_t bit = std::uint64_t{1} << (sender % 64);
+  std::atomic<std::uint64_t>& word = ready_word(sender);
+  const std::uint64_t bit = ready_bit(sender);
   light_barrier();
   if (!(word.load(std::memory_order_relaxed) & bit)) word.fetch_or(bit, std::memory_order_seq_cst);
   if (!parked_.load(std::memory_order_relaxed) && !g_senders_match.load(std::memory_order_relaxed)) return;
   full_fence();  // Dekker with the holder's unlock()
-  if (mu_.held() || !mu_.try_lock()) return;
-  Matched m;
-  match_arrived(m);
-  unlock(m);
+  match_if_free();
 }
 
 void Mailbox::arrive_from(int sender, Packet* p) {
@@ -115,7 +109,7 @@ void Mailbox::sweep_boxes() {
   for (int i = 0; i < senders_; ++i) {
     FastBox* b = fast_[i].load(std::memory_order_acquire);
     if (b && b->holds()) {
-      ready_[i / 64].bits.fetch_or(std::uint64_t{1} << (i % 64), std::memory_order_seq_cst);
+      ready_word(i).fetch_or(ready_bit(i), std::memory_order_seq_cst);
       drain_box(b, m);
     }
   }
@@ -134,10 +128,7 @@ Packet* Mailbox::receive(RecvOp* r) {
   do r->next = head;
   while (!posting_.compare_exchange_weak(head, r, std::memory_order_seq_cst, std::memory_order_relaxed));
   // As arrive(): either the holder's unlock() sees r, or this thread takes the lock.
-  if (mu_.held() || !mu_.try_lock()) return nullptr;
-  Matched m;
-  match_arrived(m);
-  unlock(m);
+  match_if_free();
   return nullptr;
 }
 

@@ -258,6 +258,14 @@ class Mailbox {
   };
   Packet* find(int src, int tag, Fifo<Packet>** where);
   FastBox* fast_box(int sender);
+  std::atomic<std::uint64_t>& ready_word(int sender) { return ready_[sender / 64].bits; }
+  static std::uint64_t ready_bit(int sender) { return std::uint64_t{1} << (sender % 64); }
+  // Matches what has arrived if the lock is free (seq_cst read first: the Dekker with the
+  // holder's unlock()); else its holder does before letting go.
+  void match_if_free() {
+    if (mu_.held()) return;
+    Guard g(*this, std::try_to_lock);
+  }
   // A free slot of the sender's box (waiting, and matching what the boxes hold, while it is
   // full); the box's producer lock is held until published_from().
   FastBox::Slot* claim_from(int sender, FastBox** box);
