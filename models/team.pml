@@ -5,22 +5,24 @@
       when the call is made and a nonblocking call (MPI_Ibcast, MPI_Iallreduce, ...) runs on a
       background worker, so one member can have several rounds in flight: every (member, round)
       call is its own process, which covers any mix of blocking and nonblocking calls. Member
-      i's call of round k: wait until departed >= 3k, write slot[i] (tagged k+1),
-      arrived.fetch_add; the last to arrive reads every slot and the buffer it points to,
-      allocates round k's result (acc[k]) and points `shared` at it, then stores
-      released = k+1; the others wait until released >= k+1; every member reads `shared` and
-      acc[k] (a reduce's copy-out) and every non-root member the root's slot and buffer (a
-      broadcast's copy), then departs (departed += 1); the root (the broadcast source,
-      root = k mod 3) and the last arriver wait until departed >= 3(k+1) before returning, the
-      last then frees acc[k]. A call's buffer is live until the call returns (the caller may
-      then free or reuse it).
-      Checked: the last arriver finds every slot tagged with its round and every buffer live;
-      every member finds `shared`, acc[k] and the root's slot/buffer of its round; a member
-      writing its slot never overwrites one that a call of another round may still read (ghost
-      `reading`, set at the fetch_add, asserted at the write); exactly one last arriver per
-      round; everybody finishes. Team's waits are Gate::wait_until's contract -- a guard on
-      the value -- which configurations 2, 4 and 5 check of the Gate itself (with the full
-      futex protocol inside Team the state space is ~50M states, too slow for a test).
+      i's call of round k: enter (wait until its own departed >= k, i.e. its round k-1 is over),
+      write its note and buffers of parity k mod 2 (tagged k+1), store arrived[i][k mod 2] = k+1,
+      meet (wait until every other arrived[j][k mod 2] >= k+1 and read its note), then one of
+      three data paths (one per round, so that rounds 0 and 2, which share notes, differ):
+        round 0, inline (a small Bcast/Allreduce): the notes read at the meeting are all;
+        round 1, a large Bcast from root 1: the others read the root's buffer; the root waits
+          until every departed >= k+1 before returning;
+        round 2, a large reduction: the leader (member 0) reads every member's buffer,
+          allocates round k's result (acc[k]), leaves `shared` = k+1 and stores published = k+1;
+          the others wait until published >= k+1 and read `shared` and acc[k]; the leader waits
+          until every departed >= k+1, then frees acc[k];
+      then departs (departed[i] = k+1). A call's buffer is live until the call returns.
+      Checked: every note and buffer read is tagged with the reader's round and live; `shared`
+      and acc[k] are round k's when read; a member writing its note or buffers of a parity never
+      overwrites one that a call of another round may still read (ghost `reading`, set when the
+      call starts reading, asserted at the write); everybody finishes. Team's waits are
+      Gate::wait_until's contract -- a guard on the value -- which configurations 2, 4 and 5
+      check of the Gate itself.
    2. ThreadBarrier: 3 threads x 3 barriers on the full Gate; each barrier returns the indices
       0, 1, 2 once each and nobody leaves barrier r before all three have entered it.
    3. Done: one set() against two wait()ers; a waiter returns only after set() and never
@@ -46,12 +48,12 @@
          --expect-assertion-with MUTANT_DONE_LOAD_STORE
    i.e. no assertion violation, no invalid end state (deadlock), no non-progress cycle, and
    spin must find the failure of each mutant:
-     MUTANT_NO_ARRIVAL_WAIT      arrive() without the departed >= n*k wait: a call of round k+1
-                                 overwrites a slot a call of round k still reads (possible
-                                 because a member can have two rounds in flight; with one call
-                                 at a time per member the wait_departed()s alone suffice);
-     MUTANT_NO_WAIT_DEPARTED     the root and the last arriver return without wait_departed():
-                                 the root's buffer or acc[k] is freed while others read it;
+     MUTANT_NO_ARRIVAL_WAIT      enter() without waiting for the member's own previous round: its
+                                 call of round k+2 overwrites a note a call of round k still
+                                 reads (possible because a member can have rounds in flight
+                                 on workers; with one call at a time the meetings suffice);
+     MUTANT_NO_WAIT_DEPARTED     the root and the leader return without wait_departed(): the
+                                 root's buffer or acc[k] is freed while others read it;
      MUTANT_GATE_EARLY_SLEEPERS  Gate::advance/store_and_wake read `sleepers` before changing
                                  the value: a waiter that registers in between sleeps forever;
      MUTANT_DONE_LOAD_STORE      Done::set() as load + store instead of exchange: a waiter that
@@ -63,8 +65,6 @@
 #define ALL 7           /* (1 << N) - 1 */
 
 /* ---- Gate (src/ranks/wake.h): value, sleepers, and the futex on value ---- */
-#define REL 0           /* Team::released_ */
-#define DEP 1           /* Team::departed_ */
 #define GEN 2           /* ThreadBarrier::gen_ */
 #define GT 3            /* the Gate of configurations 4 and 5 */
 byte gval[4];
@@ -140,22 +140,27 @@ inline gate_wait_until(ug, utarget, ume) {
 byte finished;
 
 /* ---- 1. Team ---- */
-byte arrived;           /* Team::arrived_ */
-byte slot[N];           /* member i's slot: k + 1 when written in round k */
+byte arrived[6];        /* Team note arrived gates: member i, parity q at [i * 2 + q] */
+byte note[6];           /* note and buffers of member i, parity q: k + 1 when written by round k */
+byte departed[N];       /* member i's departed gate */
+byte published;         /* the leader's published_round gate */
 bit buf[NCALL];         /* the buffer of call p = i * R + k: 1 while the call has not returned */
-byte shared;            /* Team::shared: k + 1 when written by round k's last arriver */
+byte shared;            /* Team::Published::shared: k + 1 when left by round k's leader */
 bit acc[R];             /* round k's result buffer (`shared` points to it): 1 until freed */
-byte reading[NCALL];    /* ghost: bit j: call p may still read slot[j] (and the buffer there) */
-byte lasts[R];          /* ghost: last arrivers per round */
+byte reading[NCALL];    /* ghost: bit j: call p may still read member j's note/buffers */
 
-/* ghost: member i writing its slot in round k; no call of another round may still read it */
-#define STALE(p, i, k) ((reading[p] & (1 << (i))) != 0 && (p) % R != (k))
+/* ghost: member i writing its note of round k's parity; no call of another round of that
+   parity may still read it */
+#define STALE(p, i, k) ((reading[p] & (1 << (i))) != 0 && (p) % R != (k) && ((p) % R) % 2 == (k) % 2)
 #define NO_STALE_READER(i, k) \
   assert(!(STALE(0, i, k) || STALE(1, i, k) || STALE(2, i, k) || STALE(3, i, k) || \
            STALE(4, i, k) || STALE(5, i, k) || STALE(6, i, k) || STALE(7, i, k) || \
            STALE(8, i, k)))
 
-#define READ_SLOT(j, k) assert(slot[j] == (k) + 1 && buf[(j) * R + (k)] == 1)
+#define READ_NOTE(j, k) assert(note[(j) * 2 + (k) % 2] == (k) + 1)
+#define READ_BUF(j, k) assert(note[(j) * 2 + (k) % 2] == (k) + 1 && buf[(j) * R + (k)] == 1)
+#define ARRIVED(j, k) (arrived[(j) * 2 + (k) % 2] >= (k) + 1)
+#define DEPARTED_ALL(k) (departed[0] >= (k) + 1 && departed[1] >= (k) + 1 && departed[2] >= (k) + 1)
 
 /* Member i's call of round k. Team's waits are Gate::wait_until's contract (returns once the
    value has reached the target; never sleeps through the change, which configurations 2, 4 and 5
@@ -163,49 +168,44 @@ byte lasts[R];          /* ghost: last arrivers per round */
    with the step after it loses no behaviour. */
 proctype call(byte i; byte k) {
   byte me = i * R + k;
-  byte root = k % N;
-  bool last;
-  d_step {   /* arrive: wait until departed >= n*k, write the slot */
+  d_step {   /* enter: the member's own round k-1 is over; fill the note and buffers */
 #ifndef MUTANT_NO_ARRIVAL_WAIT
-    gval[DEP] >= N * k;
+    departed[i] >= k;
 #endif
     NO_STALE_READER(i, k);
-    slot[i] = k + 1
+    note[i * 2 + k % 2] = k + 1
   };
-  d_step {   /* arrived.fetch_add(1) + 1 == n*(k+1) */
-    arrived++;
-    last = (arrived == N * (k + 1));
+  arrived[i * 2 + k % 2] = k + 1;
+  d_step {   /* meet: every member arrived; every note read */
+    ARRIVED(0, k) && ARRIVED(1, k) && ARRIVED(2, k);
+    READ_NOTE(0, k); READ_NOTE(1, k); READ_NOTE(2, k);
     if
-    :: last -> reading[me] = ALL; lasts[k]++
-    :: else -> reading[me] = (i != root -> (1 << root) : 0)
+    :: k == 1 && i != 1 -> reading[me] = 1 << 1   /* the root's buffer, next */
+    :: k == 2 && i == 0 -> reading[me] = ALL      /* every buffer, next */
+    :: else -> reading[me] = 0
     fi
   };
   if
-  :: last ->   /* combine every contribution, leave the result, release the others */
+  :: k == 1 && i != 1 ->   /* large bcast: copy from the root's buffer */
+     d_step { READ_BUF(1, k); reading[me] = 0 }
+  :: k == 2 && i == 0 ->   /* large reduction: the leader combines and publishes */
      d_step {
-       READ_SLOT(0, k); READ_SLOT(1, k); READ_SLOT(2, k);
+       READ_BUF(0, k); READ_BUF(1, k); READ_BUF(2, k);
        acc[k] = 1; shared = k + 1;
-       reading[me] = (i != root -> (1 << root) : 0)
+       reading[me] = 0
      };
-     gval[REL] = k + 1   /* release(k) */
+     published = k + 1
+  :: k == 2 && i != 0 ->
+     d_step { published >= k + 1; assert(shared == k + 1 && acc[k] == 1) }
   :: else -> skip
   fi;
-  d_step {   /* wait_released(k); copy out of `shared` (reduce) or the root's buffer (bcast); depart() */
-    gval[REL] >= k + 1;
-    assert(shared == k + 1 && acc[k] == 1);
-    if
-    :: i != root -> READ_SLOT(root, k)
-    :: else -> skip
-    fi;
-    reading[me] = 0;
-    gval[DEP]++
-  };
-  d_step {   /* the root and the last arriver: wait_departed(k); the last deletes acc; return */
+  departed[i] = k + 1;
+  d_step {   /* the root of a large bcast and the leader: wait_departed(k); return */
 #ifndef MUTANT_NO_WAIT_DEPARTED
-    !(last || i == root) || gval[DEP] >= N * (k + 1);
+    !((k == 1 && i == 1) || (k == 2 && i == 0)) || DEPARTED_ALL(k);
 #endif
     if
-    :: last -> acc[k] = 0
+    :: k == 2 && i == 0 -> acc[k] = 0
     :: else -> skip
     fi;
     buf[me] = 0;   /* the caller may free or reuse its buffer */
@@ -317,8 +317,7 @@ init {
        run call(2, 0); run call(2, 1); run call(2, 2)
      };
      finished == NCALL;
-     assert(lasts[0] == 1 && lasts[1] == 1 && lasts[2] == 1);
-     assert(arrived == N * R && gval[DEP] == N * R && gval[REL] == R);
+     assert(departed[0] == R && departed[1] == R && departed[2] == R && published == R);
      assert(acc[0] == 0 && acc[1] == 0 && acc[2] == 0)
   :: atomic { run bthread(0); run bthread(1); run bthread(2) };
      finished == N;

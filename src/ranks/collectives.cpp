@@ -3,7 +3,7 @@
 // sequence number, which every member counts alike), correct for any layout, datatype and
 // operation. Barrier, Bcast, Reduce and Allreduce are hierarchical where the layout allows (all
 // members in this process, or the threadcomm itself): the process's members combine in shared
-// memory (team.h) and one of them makes the one call of the processes' collective.
+// memory (collectives_team.cpp) and one of them makes the one call of the processes' collective.
 // Nonblocking forms run the same code on a worker thread (worker_pool.h).
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +16,7 @@
 #include "matching/mpi_calls.h"
 #include "ranks/api.h"
 #include "ranks/caller.h"
+#include "ranks/collective_parts.h"
 #include "ranks/p2p.h"
 #include "ranks/ranks_stats.h"
 #include "ranks/requests.h"
@@ -24,16 +25,19 @@
 
 namespace tsmpi::ranks {
 
-namespace {
+namespace coll {
+void local_copy(const TypedBuffer& from, const TypedBuffer& to) {
+  long long n = packed_bytes(from), m = packed_bytes(to);
+  copy(from, to, static_cast<std::size_t>(n < m ? n : m));
+}
+int reduce_local(const void* in, void* inout, MPI_Count count, MPI_Datatype type, MPI_Op op) {
+  return mpi::locked([&] { return PMPI_Reduce_local(in, inout, static_cast<int>(count), type, op); });
+}
+}  // namespace coll
 
-// One collective as one rank.
-struct Coll {
-  Comm* c;
-  int me;
-  int tag;
-  std::uint32_t round = 0;  // the team round of a hierarchical collective
-  int size() const { return c->size(); }
-};
+using namespace coll;
+
+namespace {
 
 // Point-to-point operations of one collective, started together and completed together.
 class Batch {
@@ -75,43 +79,6 @@ class Batch {
   std::deque<SendOp> sends_;
   std::deque<RecvOp> recvs_;
 };
-
-bool in_place(const void* p) { return p == MPI_IN_PLACE; }
-
-// The blocks of a rooted or all-to-one collective: per rank a count and a displacement (the v
-// forms), or `each` elements at i * each.
-struct Blocks {
-  Counts counts;
-  Displs displs;
-  MPI_Count each = 0;
-  MPI_Count count(int i) const { return counts.null() ? each : counts[i]; }
-  MPI_Aint displ(int i) const { return counts.null() ? static_cast<MPI_Aint>(i) * each : displs[i]; }
-};
-TypedBuffer at(const void* buf, MPI_Aint index, MPI_Count count, MPI_Datatype type) {
-  return {element(buf, index, type), count, type};
-}
-TypedBuffer at_bytes(const void* buf, MPI_Aint bytes, MPI_Count count, MPI_Datatype type) {
-  return {static_cast<const char*>(buf) + bytes, count, type};
-}
-void local_copy(const TypedBuffer& from, const TypedBuffer& to) {
-  long long n = packed_bytes(from), m = packed_bytes(to);
-  copy(from, to, static_cast<std::size_t>(n < m ? n : m));
-}
-int reduce_local(const void* in, void* inout, MPI_Count count, MPI_Datatype type, MPI_Op op) {
-  return mpi::locked([&] { return PMPI_Reduce_local(in, inout, static_cast<int>(count), type, op); });
-}
-
-// Folds contributions[0..p-1] in rank order into acc: acc = c0 op c1 op ... op c(p-1).
-int fold(const std::vector<const void*>& contributions, const TypedScratch& acc, MPI_Count count,
-         MPI_Datatype type, MPI_Op op) {
-  const int p = static_cast<int>(contributions.size());
-  local_copy({contributions[static_cast<std::size_t>(p - 1)], count, type}, acc.typed());
-  for (int i = p - 2; i >= 0; --i) {
-    int rc = reduce_local(contributions[static_cast<std::size_t>(i)], acc.data(), count, type, op);
-    if (rc != MPI_SUCCESS) return rc;
-  }
-  return MPI_SUCCESS;
-}
 
 // ---- generic algorithms ----------------------------------------------------------------------
 
@@ -236,7 +203,7 @@ int reduce_generic(const Coll& k, const void* sbuf, void* rbuf, MPI_Count count,
   int rc = b.wait();
   if (rc != MPI_SUCCESS) return rc;
   TypedScratch acc(count, type);
-  rc = fold(contributions, acc, count, type, op);
+  rc = fold(p, [&](int i) { return contributions[static_cast<std::size_t>(i)]; }, acc.typed(), op);
   if (rc == MPI_SUCCESS) local_copy(acc.typed(), {rbuf, count, type});
   return rc;
 }
@@ -265,115 +232,6 @@ int scan_generic(const Coll& k, const void* sbuf, void* rbuf, MPI_Count count, M
     b.send(k.me + 1, total.typed());
     int rc2 = b.wait();
     if (rc == MPI_SUCCESS) rc = rc2;
-  }
-  return rc;
-}
-
-// ---- hierarchical forms (team.h) ---------------------------------------------------------------
-
-bool hierarchical(const Comm* c) { return c->single_process || (c->root && c->coll_comm != MPI_COMM_NULL); }
-
-template <class Start>
-int processes_collective(Start&& start) {
-  MPI_Request r = MPI_REQUEST_NULL;
-  int rc = mpi::locked([&] { return start(&r); });
-  if (rc != MPI_SUCCESS) return rc;
-  return mpi::wait(&r, MPI_STATUS_IGNORE);
-}
-
-// Who a team member is in its round: the collective's tag (number and call) and root.
-std::int64_t team_call(const Coll& k, int root) {
-  return (static_cast<std::int64_t>(static_cast<std::uint32_t>(k.tag)) << 32) | static_cast<std::uint32_t>(root);
-}
-
-// The error local members get when they meet in one round with different collectives.
-int mismatch_code() {
-  return described_code(MPI_ERR_OTHER, "thread-ranks of one process called different collectives as the same "
-                                       "collective of a communicator (each member must call the same collectives "
-                                       "in the same order; TSMPI_CHECK=warn names them)");
-}
-
-int barrier_team(const Coll& k) {
-  const std::uint32_t round = k.round;
-  Comm* c = k.c;
-  const int li = c->local_index[static_cast<std::size_t>(k.me)];
-  if (c->team.arrive(li, round, {}, nullptr, k.me, team_call(k, -1))) {
-    int rc = c->team.same_call() ? MPI_SUCCESS : mismatch_code();
-    if (rc == MPI_SUCCESS && !c->single_process) rc = processes_collective([&](MPI_Request* r) { return PMPI_Ibarrier(c->coll_comm, r); });
-    c->team.shared_err = rc;
-    c->team.release(round);
-  } else {
-    c->team.wait_released(round);
-  }
-  int rc = c->team.shared_err;
-  c->team.depart();
-  return rc;
-}
-
-int bcast_team(const Coll& k, void* buf, MPI_Count count, MPI_Datatype type, int root) {
-  const std::uint32_t round = k.round;
-  Comm* c = k.c;
-  Team& t = c->team;
-  const int li = c->local_index[static_cast<std::size_t>(k.me)];
-  if (t.arrive(li, round, {buf, count, type}, buf, k.me, team_call(k, root))) {
-    int src = c->is_local(root) ? c->local_index[static_cast<std::size_t>(root)] : 0;
-    int rc = t.same_call() ? MPI_SUCCESS : mismatch_code();
-    if (rc != MPI_SUCCESS) src = -1;  // nobody reads another's buffer
-    if (rc == MPI_SUCCESS && !c->single_process) {
-      const TypedBuffer& s = t.slot(src).in;
-      rc = processes_collective([&](MPI_Request* r) {
-        return PMPI_Ibcast(const_cast<void*>(s.buf), static_cast<int>(s.count), s.type, c->proc_of(root), c->coll_comm, r);
-      });
-    }
-    t.shared_index = src;
-    t.shared_err = rc;
-    t.release(round);
-  } else {
-    t.wait_released(round);
-  }
-  const int src = t.shared_index;
-  int rc = t.shared_err;
-  if (li != src && rc == MPI_SUCCESS) local_copy(t.slot(src).in, {buf, count, type});
-  t.depart();
-  if (li == src) t.wait_departed(round);  // the others read this buffer
-  return rc;
-}
-
-// Allreduce (root < 0) or reduce to root.
-int reduce_team(const Coll& k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype type,
-                MPI_Op op, int root) {
-  const std::uint32_t round = k.round;
-  Comm* c = k.c;
-  Team& t = c->team;
-  const int li = c->local_index[static_cast<std::size_t>(k.me)];
-  const void* mine = in_place(sbuf) ? rbuf : sbuf;
-  const bool last = t.arrive(li, round, {mine, count, type}, rbuf, k.me, team_call(k, root));
-  if (last && !t.same_call()) {
-    t.shared = nullptr;
-    t.shared_err = mismatch_code();
-    t.release(round);
-  } else if (last) {
-    auto* acc = new TypedScratch(count, type);
-    std::vector<const void*> contributions(static_cast<std::size_t>(t.size()));
-    for (int i = 0; i < t.size(); ++i) contributions[static_cast<std::size_t>(i)] = t.slot(i).in.buf;
-    int rc = fold(contributions, *acc, count, type, op);
-    if (rc == MPI_SUCCESS && !c->single_process)
-      rc = processes_collective([&](MPI_Request* r) {
-        return PMPI_Iallreduce(MPI_IN_PLACE, acc->data(), static_cast<int>(count), type, op, c->coll_comm, r);
-      });
-    t.shared = acc;
-    t.shared_err = rc;
-    t.release(round);
-  } else {
-    t.wait_released(round);
-  }
-  auto* acc = static_cast<TypedScratch*>(t.shared);
-  int rc = t.shared_err;
-  if (rc == MPI_SUCCESS && (root < 0 || root == k.me)) local_copy(acc->typed(), {rbuf, count, type});
-  t.depart();
-  if (last && acc) {
-    t.wait_departed(round);
-    delete acc;
   }
   return rc;
 }
@@ -419,6 +277,75 @@ int run(Caller& k, const char* call, CollRequest nonblocking, int root, Path pat
   return MPI_SUCCESS;
 }
 
+// The arguments of an alltoall, v or w call and the block each sends to and receives from rank i
+// (as plain functions: a member of a single-process alltoall reads another's blocks).
+struct AlltoallArgs {
+  const void* sbuf;
+  MPI_Count scount;
+  MPI_Datatype stype;
+  void* rbuf;
+  MPI_Count rcount;
+  MPI_Datatype rtype;
+  static TypedBuffer send(const void* a, int i) {
+    auto& x = *static_cast<const AlltoallArgs*>(a);
+    return at(x.sbuf, static_cast<MPI_Aint>(i) * x.scount, x.scount, x.stype);
+  }
+  static TypedBuffer recv(const void* a, int i) {
+    auto& x = *static_cast<const AlltoallArgs*>(a);
+    return at(x.rbuf, static_cast<MPI_Aint>(i) * x.rcount, x.rcount, x.rtype);
+  }
+};
+struct AlltoallvArgs {
+  const void* sbuf;
+  Counts scounts;
+  Displs sdispls;
+  MPI_Datatype stype;
+  void* rbuf;
+  Counts rcounts;
+  Displs rdispls;
+  MPI_Datatype rtype;
+  static TypedBuffer send(const void* a, int i) {
+    auto& x = *static_cast<const AlltoallvArgs*>(a);
+    return at(x.sbuf, x.sdispls[i], x.scounts[i], x.stype);
+  }
+  static TypedBuffer recv(const void* a, int i) {
+    auto& x = *static_cast<const AlltoallvArgs*>(a);
+    return at(x.rbuf, x.rdispls[i], x.rcounts[i], x.rtype);
+  }
+};
+struct AlltoallwArgs {  // displacements in bytes
+  const void* sbuf;
+  Counts scounts;
+  Displs sdispls;
+  const MPI_Datatype* stypes;
+  void* rbuf;
+  Counts rcounts;
+  Displs rdispls;
+  const MPI_Datatype* rtypes;
+  static TypedBuffer send(const void* a, int i) {
+    auto& x = *static_cast<const AlltoallwArgs*>(a);
+    return at_bytes(x.sbuf, x.sdispls[i], x.scounts[i], x.stypes[i]);
+  }
+  static TypedBuffer recv(const void* a, int i) {
+    auto& x = *static_cast<const AlltoallwArgs*>(a);
+    return at_bytes(x.rbuf, x.rdispls[i], x.rcounts[i], x.rtypes[i]);
+  }
+};
+
+// In shared memory when every member lives here and the call is not in place (all members
+// use MPI_IN_PLACE or none: a member's blocks would be overwritten while others read them).
+template <class Args>
+int alltoall_run(Caller& k, const char* call, CollRequest nb, const Args& args) {
+  if (k.c->single_process && !in_place(args.sbuf)) {
+    return run(k, call, nb, -1, Path::kTeam,
+               [=](const Coll& c) { return alltoall_pull(c, &args, &Args::send, &Args::recv); });
+  }
+  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
+    return alltoall_generic(
+        c, in_place(args.sbuf), [&](int i) { return Args::send(&args, i); }, [&](int i) { return Args::recv(&args, i); });
+  });
+}
+
 }  // namespace
 
 namespace api {
@@ -450,6 +377,11 @@ int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
+  if (k.c->single_process) {
+    return run(k, call, nb, root, Path::kTeam, [=](const Coll& c) {
+      return gather_pull(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{{}, {}, recvcount}, recvtype, root);
+    });
+  }
   return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) {
     return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{{}, {}, recvcount}, recvtype, root);
   });
@@ -461,6 +393,11 @@ int gatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, voi
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
+  if (k.c->single_process) {
+    return run(k, call, nb, root, Path::kTeam, [=](const Coll& c) {
+      return gather_pull(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{recvcounts, displs}, recvtype, root);
+    });
+  }
   return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) {
     return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{recvcounts, displs}, recvtype, root);
   });
@@ -472,6 +409,11 @@ int scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, voi
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
+  if (k.c->single_process) {
+    return run(k, call, nb, root, Path::kTeam, [=](const Coll& c) {
+      return scatter_pull(c, sendbuf, Blocks{{}, {}, sendcount}, sendtype, recvbuf, recvcount, recvtype, root);
+    });
+  }
   return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) {
     return scatterv_generic(c, sendbuf, Blocks{{}, {}, sendcount}, sendtype, recvbuf, recvcount, recvtype, root);
   });
@@ -483,6 +425,11 @@ int scatterv(const void* sendbuf, Counts sendcounts, Displs displs, MPI_Datatype
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (int e = check_root(k.c, root)) return k.fail(e, call);
+  if (k.c->single_process) {
+    return run(k, call, nb, root, Path::kTeam, [=](const Coll& c) {
+      return scatter_pull(c, sendbuf, Blocks{sendcounts, displs}, sendtype, recvbuf, recvcount, recvtype, root);
+    });
+  }
   return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) {
     return scatterv_generic(c, sendbuf, Blocks{sendcounts, displs}, sendtype, recvbuf, recvcount, recvtype, root);
   });
@@ -493,6 +440,11 @@ int allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, v
   const char* call = nb.name("MPI_Iallgather", "MPI_Allgather");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
+  if (k.c->single_process) {
+    return run(k, call, nb, -1, Path::kTeam, [=](const Coll& c) {
+      return allgather_pull(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{{}, {}, recvcount}, recvtype);
+    });
+  }
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{{}, {}, recvcount}, recvtype);
   });
@@ -503,6 +455,11 @@ int allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, 
   const char* call = nb.name("MPI_Iallgatherv", "MPI_Allgatherv");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
+  if (k.c->single_process) {
+    return run(k, call, nb, -1, Path::kTeam, [=](const Coll& c) {
+      return allgather_pull(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{recvcounts, displs}, recvtype);
+    });
+  }
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return allgatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{recvcounts, displs}, recvtype);
   });
@@ -513,11 +470,7 @@ int alltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, vo
   const char* call = nb.name("MPI_Ialltoall", "MPI_Alltoall");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
-    return alltoall_generic(
-        c, in_place(sendbuf), [&](int i) { return at(sendbuf, static_cast<MPI_Aint>(i) * sendcount, sendcount, sendtype); },
-        [&](int i) { return at(recvbuf, static_cast<MPI_Aint>(i) * recvcount, recvcount, recvtype); });
-  });
+  return alltoall_run<AlltoallArgs>(k, call, nb, {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype});
 }
 
 int alltoallv(const void* sendbuf, Counts sendcounts, Displs sdispls, MPI_Datatype sendtype, void* recvbuf,
@@ -525,11 +478,8 @@ int alltoallv(const void* sendbuf, Counts sendcounts, Displs sdispls, MPI_Dataty
   const char* call = nb.name("MPI_Ialltoallv", "MPI_Alltoallv");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
-    return alltoall_generic(
-        c, in_place(sendbuf), [&](int i) { return at(sendbuf, sdispls[i], sendcounts[i], sendtype); },
-        [&](int i) { return at(recvbuf, rdispls[i], recvcounts[i], recvtype); });
-  });
+  return alltoall_run<AlltoallvArgs>(k, call, nb,
+                                     {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype});
 }
 
 int alltoallw(const void* sendbuf, Counts sendcounts, Displs sdispls, const MPI_Datatype* sendtypes, void* recvbuf,
@@ -537,11 +487,8 @@ int alltoallw(const void* sendbuf, Counts sendcounts, Displs sdispls, const MPI_
   const char* call = nb.name("MPI_Ialltoallw", "MPI_Alltoallw");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
-    return alltoall_generic(
-        c, in_place(sendbuf), [&](int i) { return at_bytes(sendbuf, sdispls[i], sendcounts[i], sendtypes[i]); },
-        [&](int i) { return at_bytes(recvbuf, rdispls[i], recvcounts[i], recvtypes[i]); });
-  });
+  return alltoall_run<AlltoallwArgs>(
+      k, call, nb, {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes});
 }
 
 int reduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
@@ -600,6 +547,11 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, Counts recvcounts, MPI_Da
   const char* call = nb.name("MPI_Ireduce_scatter", "MPI_Reduce_scatter");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
+  if (k.c->single_process) {
+    return run(k, call, nb, -1, Path::kTeam, [=](const Coll& c) {
+      return reduce_scatter_pull(c, sendbuf, recvbuf, recvcounts, 0, type, op);
+    });
+  }
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return reduce_scatter_generic(c, sendbuf, recvbuf, recvcounts, 0, type, op);
   });
@@ -610,6 +562,11 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, MPI_Count recvcount
   const char* call = nb.name("MPI_Ireduce_scatter_block", "MPI_Reduce_scatter_block");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
+  if (k.c->single_process) {
+    return run(k, call, nb, -1, Path::kTeam, [=](const Coll& c) {
+      return reduce_scatter_pull(c, sendbuf, recvbuf, {}, recvcount, type, op);
+    });
+  }
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return reduce_scatter_generic(c, sendbuf, recvbuf, {}, recvcount, type, op);
   });
@@ -620,7 +577,11 @@ int scan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type,
   const char* call = nb.name("MPI_Iscan", "MPI_Scan");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, false); });
+  const Path path = k.c->single_process ? Path::kTeam : Path::kGeneric;
+  return run(k, call, nb, -1, path, [=](const Coll& c) {
+    return c.c->single_process ? scan_pull(c, sendbuf, recvbuf, count, type, op, false)
+                               : scan_generic(c, sendbuf, recvbuf, count, type, op, false);
+  });
 }
 
 int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
@@ -628,7 +589,11 @@ int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype typ
   const char* call = nb.name("MPI_Iexscan", "MPI_Exscan");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, true); });
+  const Path path = k.c->single_process ? Path::kTeam : Path::kGeneric;
+  return run(k, call, nb, -1, path, [=](const Coll& c) {
+    return c.c->single_process ? scan_pull(c, sendbuf, recvbuf, count, type, op, true)
+                               : scan_generic(c, sendbuf, recvbuf, count, type, op, true);
+  });
 }
 
 }  // namespace api

@@ -1,12 +1,9 @@
 // The local members of a communicator meeting in shared memory for one collective (the
-// intra-process half of a hierarchical collective): each member leaves pointers to its buffers,
-// the last to arrive combines them (and makes the one call of the process's underlying
-// collective), then releases the others, who copy their results out in parallel. Rounds are
-// numbered per member (CollectiveCount); a member enters round k+1 only after everyone
-// has left round k.
+// intra-process half of a hierarchical collective), and the counters that number their rounds.
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ranks/typed_buffer.h"
@@ -36,48 +33,107 @@ class CollectiveCount {
   std::atomic<std::uint64_t> v_{0};
 };
 
+// The local members of a communicator meeting in shared memory for one collective. Each
+// member owns its cache lines and is their only writer: no member does a read-modify-write on a
+// line another member writes, and a small collective costs about one transfer of a line from
+// each member to each other. In round k member i fills its note (the collective it called and
+// up to kInline bytes of data, on the line that also says it arrived) and arrives; every member
+// then waits until all have arrived and compares their calls (meet()). A small broadcast or
+// reduction is done by then: each member reads the data it needs from the others' notes. Larger
+// data stay in the members' buffers (buffers()): a leader combines them, publishes the result,
+// and whoever owns a buffer others read waits for their departures before it returns.
+// Notes alternate between two per member (round parity): when member i leaves round k,
+// every member has arrived at round k, so none still reads i's note of round k-1 and round
+// k+1 may refill it. A member's rounds run in order (enter() waits for its previous round to
+// end), which a nonblocking collective on a worker thread may otherwise not do.
+// An identity per algorithm (per type T): members that meet with different algorithms must not
+// read each other's buffers as their own kind.
+template <class T>
+const void* form_of() {
+  static const char id = 0;
+  return &id;
+}
+
 class Team {
  public:
-  struct Slot {
+  static constexpr std::size_t kInline = 32;
+  struct Note {
+    Gate arrived;           // k+1 once the member arrived at round k (rounds of this parity)
+    std::uint64_t call = 0;  // which collective, root and path: members must agree
+    const void* form = nullptr;  // which algorithm (form_of<>): what buffers().view points to
+    int rank = 0;
+    int bytes = 0;          // of data used
+    alignas(8) unsigned char data[kInline];
+  };
+  struct Buffers {
     TypedBuffer in;  // what the member contributes (or, for a broadcast, its buffer)
     void* out = nullptr;
-    int rank = 0;
-    std::int64_t call = 0;  // which collective (its tag) and root: members must agree
+    const void* view = nullptr;  // an algorithm's description of the member's buffers
   };
+  struct Published {
+    int err = 0;
+    int index = 0;
+    void* shared = nullptr;
+  };
+
   void init(int n) {
-    n_ = static_cast<std::uint32_t>(n);
-    slots_.assign(static_cast<std::size_t>(n), Slot{});
+    n_ = n;
+    members_ = std::make_unique<MemberLines[]>(static_cast<std::size_t>(n));
   }
-  int size() const { return static_cast<int>(n_); }
-  // Enters round k with its buffers; true for the last to arrive, which must call release(k).
-  bool arrive(int i, std::uint32_t k, const TypedBuffer& in, void* out, int rank, std::int64_t call) {
-    departed_.wait_until(n_ * k);
-    slots_[static_cast<std::size_t>(i)] = {in, out, rank, call};
-    return arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_ * (k + 1);
+  int size() const { return n_; }
+
+  // Member i starts round k: returns its note, to fill before arrive().
+  Note& enter(int i, std::uint32_t k) {
+    lines(i).departed.wait_until(k);  // its round k-1 (possibly on another thread) is over
+    return lines(i).note[k & 1];
   }
-  void release(std::uint32_t k) { released_.store_and_wake(k + 1); }
-  void wait_released(std::uint32_t k) { released_.wait_until(k + 1); }
-  void depart() { departed_.advance(); }
+  Buffers& buffers(int i, std::uint32_t k) { return lines(i).buffers[k & 1]; }
+  void arrive(int i, std::uint32_t k) { lines(i).note[k & 1].arrived.store_and_wake(k + 1); }
+  // Waits until every member arrived at round k; false when one came with another call.
+  bool meet(int i, std::uint32_t k) {
+    const Note& mine = note(i, k);
+    bool same = true;
+    for (int j = 0; j < n_; ++j) {
+      if (j == i) continue;
+      Note& o = lines(j).note[k & 1];
+      o.arrived.wait_until(k + 1);
+      if (o.call != mine.call || o.form != mine.form) same = false;
+    }
+    return same;
+  }
+  const Note& note(int j, std::uint32_t k) const { return members_[static_cast<std::size_t>(j)].note[k & 1]; }
+  const Buffers& buffers_of(int j, std::uint32_t k) const {
+    return members_[static_cast<std::size_t>(j)].buffers[k & 1];
+  }
+  // The leader's verdict and result of round k, for the others.
+  void publish(int i, std::uint32_t k, const Published& p) {
+    lines(i).published = p;
+    lines(i).published_round.store_and_wake(k + 1);
+  }
+  Published wait_published(int leader, std::uint32_t k) {
+    lines(leader).published_round.wait_until(k + 1);
+    return lines(leader).published;
+  }
+  void depart(int i, std::uint32_t k) { lines(i).departed.store_and_wake(k + 1); }
   // For a member whose buffer the others read: returns once all have left round k.
-  void wait_departed(std::uint32_t k) { departed_.wait_until(n_ * (k + 1)); }
-  const Slot& slot(int i) const { return slots_[static_cast<std::size_t>(i)]; }
-  // For the last arriver: every member came with the same collective (an erroneous program's
-  // members may meet in one round with different calls, whose buffers must not be combined).
-  bool same_call() const {
-    for (const Slot& s : slots_)
-      if (s.call != slots_[0].call) return false;
-    return true;
+  void wait_departed(int i, std::uint32_t k) {
+    for (int j = 0; j < n_; ++j)
+      if (j != i) lines(j).departed.wait_until(k + 1);
   }
-  // What the last arriver leaves for the others (a result buffer, an error code).
-  void* shared = nullptr;
-  int shared_index = 0;
-  int shared_err = 0;
 
  private:
-  std::uint32_t n_ = 0;
-  std::vector<Slot> slots_;
-  std::atomic<std::uint32_t> arrived_{0};
-  Gate released_, departed_;
+  struct alignas(64) MemberLines {
+    Note note[2];
+    alignas(64) Buffers buffers[2];
+    alignas(64) Gate published_round;
+    Published published;
+    alignas(64) Gate departed;  // k+1 once the member left round k
+  };
+  static_assert(sizeof(Note) <= 64, "a note is one cache line");
+  MemberLines& lines(int i) { return members_[static_cast<std::size_t>(i)]; }
+
+  int n_ = 0;
+  std::unique_ptr<MemberLines[]> members_;
 };
 
 // A reusable barrier among n threads (MPIX_Threadcomm_start/finish).

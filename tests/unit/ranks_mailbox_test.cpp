@@ -1028,12 +1028,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// 8 members, up to 10 000 rounds: each contributes a value; the last to arrive sums them, writes
-// every member's result through its out pointer and publishes the sum through `shared`; every
-// member checks both. The last arriver poisons its sum once everyone has departed
-// (wait_departed), so a member still reading it would see the poison. The last arriver also
-// decides, for everyone, whether this round is the last (count or time budget reached).
-TEST(ranksTeam, EightMembersLastArriverSumsEveryRound) {
+// 8 members, up to 10 000 rounds. Each round every member leaves a value in its note (inline)
+// and another in its buffer, arrives and meets the others; it sums the notes itself (the small
+// path), and the leader (member 0) sums the buffers and publishes the sum, which the others read
+// after wait_published. The leader poisons its sum once everyone has departed (wait_departed),
+// so a member still reading it would see the poison; a member's values change every round, so
+// one that refilled its note while another still read it would give that one a wrong sum. The
+// leader also decides, for everyone, whether this round is the last (count or time budget).
+TEST(ranksTeam, EightMembersMeetEveryRound) {
   constexpr int kMembers = 8;
   constexpr std::uint32_t kRounds = 10000;
   Team team;
@@ -1041,50 +1043,57 @@ TEST(ranksTeam, EightMembersLastArriverSumsEveryRound) {
   ASSERT_EQ(team.size(), kMembers);
   std::vector<tsmpi::ranks::CollectiveCount> counts(kMembers);
   std::atomic<int> wrong{0};
-  std::vector<int> last_count(kMembers, 0);
   std::vector<std::uint32_t> rounds_done(kMembers, 0);
-  bool stop = false;  // written by a round's last arriver before release, read after it
+  struct Shared {
+    long long sum;
+    bool stop;
+  };
   auto value = [](int i, std::uint32_t k) { return static_cast<long long>(k) * 1000 + i * 37 + 1; };
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> ts;
   for (int i = 0; i < kMembers; ++i)
     ts.emplace_back([&, i] {
-      long long in = 0, out = -1, sum = 0;
+      long long in = 0;
+      Shared mine{0, false};
       for (std::uint32_t r = 0;; ++r) {
         const tsmpi::ranks::CollectiveCount::Ticket ticket = counts[static_cast<std::size_t>(i)].take(true);
         const std::uint32_t k = ticket.round;
         if (k != r || ticket.seq != r) wrong.fetch_add(1);
-        in = value(i, k);
-        out = -1;
-        tsmpi::ranks::TypedBuffer tb;
-        tb.buf = &in;
-        tb.count = 1;
-        if (team.arrive(i, k, tb, &out, 100 + i, 7)) {
-          ++last_count[static_cast<std::size_t>(i)];
-          sum = 0;
-          for (int j = 0; j < kMembers; ++j) {
-            const Team::Slot& s = team.slot(j);
-            if (s.rank != 100 + j || s.in.count != 1) wrong.fetch_add(1);
-            sum += *static_cast<const long long*>(s.in.buf);
-          }
-          for (int j = 0; j < kMembers; ++j) *static_cast<long long*>(team.slot(j).out) = sum + j;
-          team.shared = &sum;
-          team.shared_index = i;
-          stop = k + 1 == kRounds || seconds_since(t0) > kRoundBudgetSeconds;
-          team.release(k);
-        } else {
-          team.wait_released(k);
+        in = -value(i, k);
+        Team::Note& n = team.enter(i, k);
+        n.call = 7 + k;
+        n.rank = 100 + i;
+        const long long v = value(i, k);
+        std::memcpy(n.data, &v, sizeof v);
+        n.bytes = sizeof v;
+        team.buffers(i, k) = {{&in, 1, MPI_LONG_LONG}, nullptr};
+        team.arrive(i, k);
+        if (!team.meet(i, k)) wrong.fetch_add(1);
+        long long expect = 0, notes = 0;
+        for (int j = 0; j < kMembers; ++j) {
+          expect += value(j, k);
+          const Team::Note& o = team.note(j, k);
+          if (o.rank != 100 + j || o.bytes != sizeof v) wrong.fetch_add(1);
+          long long x;
+          std::memcpy(&x, o.data, sizeof x);
+          notes += x;
         }
-        long long expect = 0;
-        for (int j = 0; j < kMembers; ++j) expect += value(j, k);
-        if (out != expect + i) wrong.fetch_add(1);
-        if (*static_cast<const long long*>(team.shared) != expect) wrong.fetch_add(1);
-        bool was_last = team.shared_index == i;
-        bool last_round = stop;
-        team.depart();
-        if (was_last) {
-          team.wait_departed(k);
-          sum = -12345;  // nobody reads it any more
+        if (notes != expect) wrong.fetch_add(1);
+        Shared* s = &mine;
+        if (i == 0) {
+          mine.sum = 0;
+          for (int j = 0; j < kMembers; ++j) mine.sum -= *static_cast<const long long*>(team.buffers_of(j, k).in.buf);
+          mine.stop = k + 1 == kRounds || seconds_since(t0) > kRoundBudgetSeconds;
+          team.publish(i, k, {0, 0, &mine});
+        } else {
+          s = static_cast<Shared*>(team.wait_published(0, k).shared);
+        }
+        if (s->sum != expect) wrong.fetch_add(1);
+        const bool last_round = s->stop;
+        team.depart(i, k);
+        if (i == 0) {
+          team.wait_departed(i, k);
+          mine.sum = -12345;  // nobody reads it any more
         }
         if (last_round) {
           rounds_done[static_cast<std::size_t>(i)] = r + 1;
@@ -1097,10 +1106,30 @@ TEST(ranksTeam, EightMembersLastArriverSumsEveryRound) {
   const std::uint32_t rounds = rounds_done[0];
   for (std::uint32_t n : rounds_done) EXPECT_EQ(n, rounds);  // everyone left after the same round
   EXPECT_GE(rounds, kMinRounds) << "too slow: " << rounds << " rounds in " << kRoundBudgetSeconds << " s";
-  int lasts = 0;
-  for (int c : last_count) lasts += c;
-  EXPECT_EQ(lasts, static_cast<int>(rounds));  // exactly one last arriver per round
   std::printf("[ ranks    ] Team of %d: %u rounds in %.2f s\n", kMembers, rounds, seconds_since(t0));
+}
+
+// Members that meet with different calls all learn it (each compares every call), and the
+// next round, with the same call, meets normally.
+TEST(ranksTeam, MeetingWithDifferentCallsFailsForEveryone) {
+  constexpr int kMembers = 3;
+  Team team;
+  team.init(kMembers);
+  std::atomic<int> failed{0}, met{0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < kMembers; ++i)
+    ts.emplace_back([&, i] {
+      for (std::uint32_t k = 0; k < 2; ++k) {
+        Team::Note& n = team.enter(i, k);
+        n.call = k == 0 && i == 2 ? 99 : 5;
+        team.arrive(i, k);
+        (team.meet(i, k) ? met : failed).fetch_add(1);
+        team.depart(i, k);
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(failed.load(), kMembers);
+  EXPECT_EQ(met.load(), kMembers);
 }
 
 // A member's collectives: numbers count every collective, rounds only the team's; a new region
