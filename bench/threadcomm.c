@@ -2,7 +2,9 @@
    usage: threadcomm MODE threads|procs T ITERATIONS ARG...
      threads  one process (np = 1) runs T threads, each an MPI rank of a threadcomm made by
               MPIX_Threadcomm_init(MPI_COMM_WORLD, T); every thread calls MPIX_Threadcomm_start,
-              measures on the threadcomm, and MPIX_Threadcomm_finish. tsmpi's threadcomm: the
+              measures on the threadcomm, and MPIX_Threadcomm_finish. Thread-rank r binds itself
+              to the r-th core the process may use (bind_thread_rank; BENCH_THREAD_BIND=none:
+              unbound). tsmpi's threadcomm: the
               program linked to it (bench_threadcomm) under tsmpirun; the MPI's own (MPICH 4.2):
               bench_threadcomm_native under the MPI's mpiexec, no tsmpi.
      procs    np = T processes of one thread each on MPI_COMM_WORLD, plain MPI (MPI_Init):
@@ -34,8 +36,10 @@
    message carries its sequence number, checked on arrival; each collective block checks the
    last call's result on every rank. errors counts wrong bytes/values over all ranks; the
    program exits with status 1 (MPI_Abort) when any arrived wrong. */
+#define _GNU_SOURCE
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -310,6 +314,27 @@ static void measure(MPI_Comm comm) {
 #if THREADS_CONFIG
 static MPI_Comm threadcomm;
 
+/* Thread-rank r runs on the r-th core the process may use (modulo their number), as the MPI's
+   mpiexec binds each process of the procs configuration to a core and as OMP_PROC_BIND=close
+   places an OpenMP team. Unbound, Linux starts both threads of T = 2 on one core and, while
+   each waits by sleeping or yielding, may leave them there for tens of milliseconds (every
+   round trip then a context switch). BENCH_THREAD_BIND=none leaves them unbound. */
+static void bind_thread_rank(int rank) {
+  const char* how = getenv("BENCH_THREAD_BIND");
+  if (how && !strcmp(how, "none")) return;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  int want = rank % CPU_COUNT(&allowed), seen = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed) || seen++ != want) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    return;
+  }
+}
+
 static void* thread_rank(void* arg) {
   (void)arg;
   int rc = MPIX_Threadcomm_start(threadcomm);
@@ -324,6 +349,7 @@ static void* thread_rank(void* arg) {
     fprintf(stderr, "threadcomm: thread sees rank %d of %d, expected one of %d\n", rank, size, nranks);
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
+  bind_thread_rank(rank);
   measure(threadcomm);
   MPIX_Threadcomm_finish(threadcomm);
   return NULL;
