@@ -1,6 +1,7 @@
 /* threadcomm: threads as MPI ranks (MPIX_Threadcomm, include/tsmpi.h) against processes.
    usage: threadcomm MODE threads|procs T ITERATIONS ARG...
-     threads  one process (np = 1) runs T threads, each an MPI rank of a threadcomm made by
+     threads  each process (np = 1, or more for pairs and collectives spanning processes) runs T
+              threads, each an MPI rank of a threadcomm of np x T ranks made by
               MPIX_Threadcomm_init(MPI_COMM_WORLD, T); every thread calls MPIX_Threadcomm_start,
               measures on the threadcomm, and MPIX_Threadcomm_finish. Thread-rank r binds itself
               to the r-th core the process may use (bind_thread_rank; BENCH_THREAD_BIND=none:
@@ -20,16 +21,17 @@
               ITERATIONS round trips per block up to 1 KiB, fewer above (iterations_for).
               threadcomm mode=pingpong config=C ranks=2 size=S iterations=N latency_us=L bandwidth_MBs=B errors=E
               latency_us: half the round trip; bandwidth_MBs: SIZE / latency (bytes per µs).
-     msgrate  T = 2, ARG = WINDOW...: rank 0 starts WINDOW MPI_Isend of 8 bytes, MPI_Waitall;
-              rank 1 posted WINDOW MPI_Irecv, MPI_Waitall, then a 0-byte acknowledgement;
-              ITERATIONS messages per block.
-              threadcomm mode=msgrate config=C ranks=2 window=W size=8 messages=N rate=R errors=E
-              rate: messages per second.
+     msgrate  an even number of ranks, ARG = WINDOW...: in each pair (2i, 2i+1; a pair lives in
+              one process when T is even) rank 2i starts WINDOW MPI_Isend of 8 bytes, MPI_Waitall;
+              rank 2i+1 posted WINDOW MPI_Irecv, MPI_Waitall, then a 0-byte acknowledgement;
+              ITERATIONS messages per pair and block.
+              threadcomm mode=msgrate config=C ranks=R per_process=T window=W size=8 messages=N rate=R errors=E
+              rate: messages per second of all pairs together (over the slowest rank's time).
      coll     ARG = [BUDGET_MS] (default 100): MPI_Barrier, MPI_Bcast of 8 B and 64 KiB from rank
               0, MPI_Allreduce (MPI_SUM) of 1 double and of 8192 doubles (64 KiB); per block
               up to ITERATIONS calls, fewer when a warm-up says a block would take longer
               than BUDGET_MS (oversubscribed processes can take milliseconds per call).
-              threadcomm mode=coll config=C ranks=T op=O size=S iterations=N time_us=X errors=E
+              threadcomm mode=coll config=C ranks=R per_process=T op=O size=S iterations=N time_us=X errors=E
               time_us: per call, the slowest rank's block time over the calls.
    Data: every ping-pong block ends with an untimed exchange whose every byte is checked at
    both ends (a pattern that depends on the byte's position and the block); every msgrate
@@ -69,11 +71,12 @@
 #endif
 
 #define BLOCKS 5
-#define MAX_RANKS 64
+#define MAX_RANKS 256
 
 enum mode { PINGPONG, MSGRATE, COLL };
 static enum mode mode;
 static int threads_config, asp_config, nranks, nargs;
+static int per_process = 1, nprocs = 1;  /* ranks per OS process: T in the threads and asp configurations */
 static long iterations;
 static char** args;
 static atomic_long errors_total;
@@ -174,6 +177,11 @@ static void pingpong(MPI_Comm comm, int rank) {
 
 /* ---------------------------------------------------------------- message rate */
 static void msgrate(MPI_Comm comm, int rank) {
+  int size;
+  MPI_Comm_size(comm, &size);
+  /* Pairs of neighbours (2i sends to 2i+1): with T thread-ranks per process, every pair lives
+     in one process. */
+  const int sender = rank % 2 == 0, peer = rank ^ 1;
   for (int a = 0; a < nargs; ++a) {
     int window = atoi(args[a]);
     long windows = iterations / window < 1 ? 1 : iterations / window, bad = 0, seq = 0;
@@ -185,31 +193,32 @@ static void msgrate(MPI_Comm comm, int rank) {
       MPI_Barrier(comm);
       double t0 = MPI_Wtime();
       for (long w = 0; w < windows; ++w) {
-        if (rank == 0) {
+        if (sender) {
           for (int i = 0; i < window; ++i) {
             buf[i] = (uint64_t)seq++;
-            MPI_Isend(&buf[i], 8, MPI_BYTE, 1, 2, comm, &req[i]);
+            MPI_Isend(&buf[i], 8, MPI_BYTE, peer, 2, comm, &req[i]);
           }
           MPI_Waitall(window, req, MPI_STATUSES_IGNORE);
-          MPI_Recv(&ack, 0, MPI_BYTE, 1, 3, comm, MPI_STATUS_IGNORE);
+          MPI_Recv(&ack, 0, MPI_BYTE, peer, 3, comm, MPI_STATUS_IGNORE);
         } else {
           for (int i = 0; i < window; ++i) {
             buf[i] = UINT64_MAX;
-            MPI_Irecv(&buf[i], 8, MPI_BYTE, 0, 2, comm, &req[i]);
+            MPI_Irecv(&buf[i], 8, MPI_BYTE, peer, 2, comm, &req[i]);
           }
           MPI_Waitall(window, req, MPI_STATUSES_IGNORE);
           for (int i = 0; i < window; ++i) bad += buf[i] != (uint64_t)seq++;  /* in posting order */
-          MPI_Send(&ack, 0, MPI_BYTE, 0, 3, comm);
+          MPI_Send(&ack, 0, MPI_BYTE, peer, 3, comm);
         }
       }
-      double t = MPI_Wtime() - t0;
-      if (b >= 0) block[b] = (double)windows * window / t;
+      double t = MPI_Wtime() - t0, slowest = 0;
+      MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+      if (b >= 0) block[b] = (double)(size / 2) * windows * window / slowest;
     }
     long all = sum_errors(comm, bad);
     double rate = median_block(block);
     if (rank == 0) {
-      printf("threadcomm mode=msgrate config=%s ranks=2 window=%d size=8 messages=%ld rate=%.1f errors=%ld\n",
-             config_name(), window, windows * window, rate, all);
+      printf("threadcomm mode=msgrate config=%s ranks=%d per_process=%d window=%d size=8 messages=%ld rate=%.1f errors=%ld\n",
+             config_name(), size, per_process, window, windows * window, rate, all);
       fflush(stdout);
     }
     free(buf);
@@ -290,8 +299,8 @@ static void coll(MPI_Comm comm, int rank, int size) {
     long all = sum_errors(comm, bad);
     double us = median_block(block);
     if (rank == 0) {
-      printf("threadcomm mode=coll config=%s ranks=%d op=%s size=%ld iterations=%ld time_us=%.4f errors=%ld\n",
-             config_name(), size, c->name, c->bytes, n, us, all);
+      printf("threadcomm mode=coll config=%s ranks=%d per_process=%d op=%s size=%ld iterations=%ld time_us=%.4f errors=%ld\n",
+             config_name(), size, per_process, c->name, c->bytes, n, us, all);
       fflush(stdout);
     }
   }
@@ -345,8 +354,9 @@ static void* thread_rank(void* arg) {
   int rank = -1, size = -1;
   MPI_Comm_rank(threadcomm, &rank);
   MPI_Comm_size(threadcomm, &size);
-  if (size != nranks || rank < 0 || rank >= nranks) {
-    fprintf(stderr, "threadcomm: thread sees rank %d of %d, expected one of %d\n", rank, size, nranks);
+  int expected = nranks * nprocs;
+  if (size != expected || rank < 0 || rank >= expected) {
+    fprintf(stderr, "threadcomm: thread sees rank %d of %d, expected one of %d\n", rank, size, expected);
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
   bind_thread_rank(rank);
@@ -426,8 +436,12 @@ int main(int argc, char** argv) {
     iterations = atol(argv[4]);
     args = argv + 5;
     nargs = argc - 5;
-    ok = ok && nranks >= 2 && nranks <= MAX_RANKS && iterations >= 1 && (mode == COLL || nranks == 2) &&
-         (mode == COLL || nargs >= 1) && (threads_config ? np == 1 : np == nranks);
+    ok = ok && nranks >= 1 && nranks <= MAX_RANKS && iterations >= 1 &&
+         (mode == PINGPONG ? nranks == 2 && np * (threads_config ? nranks : 1) == 2 : 1) &&
+         (mode != MSGRATE || (nranks * (threads_config ? np : 1)) % 2 == 0) && (mode == COLL || nargs >= 1) &&
+         (threads_config || np == nranks) && (threads_config ? np * nranks : nranks) >= 2;
+    nprocs = threads_config ? np : 1;
+    per_process = threads_config || asp_config ? nranks : 1;
 #if !THREADS_CONFIG
     ok = ok && !threads_config;
 #endif
@@ -436,7 +450,8 @@ int main(int argc, char** argv) {
     if (rank == 0)
       fprintf(stderr,
               "usage: threadcomm pingpong|msgrate|coll threads|procs T ITERATIONS ARG...\n"
-              "  pingpong and msgrate: T = 2; threads: np = 1 (and tsmpi); procs: np = T\n"
+              "  pingpong: 2 ranks; msgrate: an even number; threads: T per process (tsmpi);\n"
+              "  procs: np = T\n"
               "  pingpong ARG: SIZE...; msgrate ARG: WINDOW...; coll ARG: [BUDGET_MS]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }

@@ -4,7 +4,7 @@
 Usage: python3 scripts/lib/bench_report.py RESULTS_DIR
 
 Reads RESULTS_DIR/{overhead,overhead_f,msgrate,rtt,commdup,recvcost,threadcomm,threadcomm_bw,
-threadcomm_msgrate,threadcomm_coll}.csv (missing ones are skipped) and writes, per figure and MPI, <figure>-<mpi>.png and
+threadcomm_msgrate,threadcomm_coll,threadcomm_scaling_msgrate,threadcomm_scaling_allreduce}.csv (missing ones are skipped) and writes, per figure and MPI, <figure>-<mpi>.png and
 <figure>-<mpi>-ratio.png, per figure <figure>-points.csv, and summary.md.
 Prints one line per target. Exits 0 whether targets are met or not; non-zero
 only on malformed input.
@@ -28,6 +28,10 @@ THREADCOMM_RATIOS = [("thread-ranks", "procs-native"), ("thread-ranks", "procs-t
                      ("procs-tsmpi", "procs-native"), ("thread-ranks", "native-threadcomm"),
                      ("native-threadcomm", "procs-native"), ("thread-ranks", "cache-line-floor"),
                      ("procs-native", "cache-line-floor")]
+THREADCOMM_SCALING_SERIES = ["thread-ranks", "thread-ranks-4procs", "native-threadcomm", "native-threadcomm-4procs",
+                             "procs-native"]
+THREADCOMM_SCALING_RATIOS = [("thread-ranks", "procs-native"), ("thread-ranks", "native-threadcomm"),
+                             ("thread-ranks-4procs", "native-threadcomm-4procs")]
 FIGURES = {
     "overhead": dict(series=["native-single", "native-multiple", "tsmpi-passthrough",
                              "tsmpi-default", "tsmpi-serialize", "tsmpi-check"],
@@ -76,6 +80,15 @@ FIGURES = {
     "threadcomm_coll": dict(series=THREADCOMM_SERIES, what="time per collective call", unit="µs", better="lower",
                             xlabel="ranks (threads of 1 process, or processes)", xname="ranks",
                             xlog2=True, ylog=True, patterns=THREADCOMM_COLLECTIVES),
+    # Thread-ranks against their number (scripts/bench run_threadcomm_scaling): T per process in
+    # one process, 4 processes of 64 (-4procs), or T processes.
+    "threadcomm_scaling_msgrate": dict(series=THREADCOMM_SCALING_SERIES,
+                                       what="message rate of pairs (8-byte Isend windows of 64), all pairs",
+                                       unit="msg/s", better="higher", xlabel="ranks per process (or processes)",
+                                       xname="ranks", xlog2=True, ylog=True, patterns=["-"]),
+    "threadcomm_scaling_allreduce": dict(series=THREADCOMM_SCALING_SERIES, what="time per Allreduce of one double",
+                                         unit="µs", better="lower", xlabel="ranks per process (or processes)",
+                                         xname="ranks", xlog2=True, ylog=True, patterns=["-"]),
 }
 
 # Ratios: (series glob, baseline) per figure; a series never compares to itself.
@@ -93,6 +106,8 @@ RATIOS = {
     "threadcomm_bw": THREADCOMM_RATIOS,
     "threadcomm_msgrate": THREADCOMM_RATIOS,
     "threadcomm_coll": THREADCOMM_RATIOS,
+    "threadcomm_scaling_msgrate": THREADCOMM_SCALING_RATIOS,
+    "threadcomm_scaling_allreduce": THREADCOMM_SCALING_RATIOS,
 }
 
 # Targets on the geometric mean over x of the per-point median paired ratios, or on one point.
