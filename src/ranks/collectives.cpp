@@ -577,11 +577,12 @@ int scan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type,
   const char* call = nb.name("MPI_Iscan", "MPI_Scan");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  const Path path = k.c->single_process ? Path::kTeam : Path::kGeneric;
-  return run(k, call, nb, -1, path, [=](const Coll& c) {
-    return c.c->single_process ? scan_pull(c, sendbuf, recvbuf, count, type, op, false)
-                               : scan_generic(c, sendbuf, recvbuf, count, type, op, false);
-  });
+  if (k.c->single_process) {
+    return run(k, call, nb, -1, Path::kTeam,
+               [=](const Coll& c) { return scan_pull(c, sendbuf, recvbuf, count, type, op, false); });
+  }
+  return run(k, call, nb, -1, Path::kGeneric,
+             [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, false); });
 }
 
 int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
@@ -589,11 +590,12 @@ int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype typ
   const char* call = nb.name("MPI_Iexscan", "MPI_Exscan");
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  const Path path = k.c->single_process ? Path::kTeam : Path::kGeneric;
-  return run(k, call, nb, -1, path, [=](const Coll& c) {
-    return c.c->single_process ? scan_pull(c, sendbuf, recvbuf, count, type, op, true)
-                               : scan_generic(c, sendbuf, recvbuf, count, type, op, true);
-  });
+  if (k.c->single_process) {
+    return run(k, call, nb, -1, Path::kTeam,
+               [=](const Coll& c) { return scan_pull(c, sendbuf, recvbuf, count, type, op, true); });
+  }
+  return run(k, call, nb, -1, Path::kGeneric,
+             [=](const Coll& c) { return scan_generic(c, sendbuf, recvbuf, count, type, op, true); });
 }
 
 }  // namespace api
