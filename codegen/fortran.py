@@ -170,8 +170,10 @@ def has_work(row, g):
     slots are left alone."""
     # MPI_X_c2f (category None) gives the thread-rank engine's handles Fortran integers, which
     # MPI_X_f2c (NATIVE_CALLS) converts back (src/ranks/fortran_handles.cpp).
+    # The handle conversions the bindings make take serialize mode's lock
+    # (src/locking/handle_conversion.h).
     return (row["category"] != "None" or row["family"] == "threadlevel" or row["threadcomm"] != "-"
-            or row["function"] in g.NATIVE_CALLS)
+            or row["function"] in g.NATIVE_CALLS or g.is_handle_conversion(row["function"]))
 
 
 def unforwardable(row, params, strategy, norm_type):
@@ -194,7 +196,7 @@ def emit_entries(classified, table, protos, strategies, g):
     """Generated entry points for the routines on the `entry` path: one hooked body per
     function, shared by its manglings."""
     out = [g.HEADER, '#include "fortran/entry_point.h"\n#include "fortran/request_variables.h"\n'
-           '#include "wrappers/wrapper_prelude.h"\n\n']
+           '#include "locking/handle_conversion.h"\n#include "wrappers/wrapper_prelude.h"\n\n']
     entries = [c for c in classified if c[3] == "entry"]
     done = set()
     for name, binding, fn, path, lib, _ in entries:
@@ -219,7 +221,7 @@ def emit_entries(classified, table, protos, strategies, g):
                 t = g.norm_type(t)
                 m = g.HANDLE_TYPE.match(t)
                 if m and not m.group(3):  # handle by value
-                    conv.append(f"  [[maybe_unused]] {t} a{i} = {f2c(t, g)}(*static_cast<MPI_Fint*>(f{i}));\n")
+                    conv.append(f"  [[maybe_unused]] {t} a{i} = {f2c(t, f'*static_cast<MPI_Fint*>(f{i})', g)};\n")
                     checks.append(
                         f"  if (tsmpi::handle_bits(a{i}) == 0) {{\n"
                         f"    const int rc = tsmpi::lifetime::refuse_not_a_handle(args, tsmpi::Kind::{m.group(2)});\n"
@@ -227,7 +229,7 @@ def emit_entries(classified, table, protos, strategies, g):
                 elif m:  # handle written by the call: its C form after the call
                     kind = f"MPI_{m.group(2)}"
                     conv.append(f"  {kind} c{i} = {null_handle(kind)};\n  {kind}* a{i} = &c{i};\n")
-                    post.append(f"c{i} = {f2c(kind, g)}(*static_cast<MPI_Fint*>(f{i}));")
+                    post.append(f"c{i} = {f2c(kind, f'*static_cast<MPI_Fint*>(f{i})', g)};")
                 elif t in SCALAR_TYPES:
                     conv.append(f"  [[maybe_unused]] {t} a{i} = *static_cast<{t}*>(f{i});\n")
                 else:  # pointers: the C view of the same memory (the protections read none)
@@ -242,7 +244,7 @@ def emit_entries(classified, table, protos, strategies, g):
                     f"  MPI_Fint holder;\n"
                     f"  if (int rc; tsmpi::ranks::attributes_in_fortran(tsmpi::fn::{fn}, &a0, a1, &rc)) {{\n"
                     f"    if (rc != MPI_SUCCESS) {{\n      if (ierr) *ierr = static_cast<MPI_Fint>(rc);\n      return;\n    }}\n"
-                    f"    holder = PMPI_Comm_c2f(a0);\n    f0 = &holder;\n  }}\n")
+                    f"    holder = {locked_conversion('MPI_Comm_c2f', 'a0', g)};\n    f0 = &holder;\n  }}\n")
             elif row["threadcomm"] in ("engine", "complete", "refuse"):
                 # The MPI's routine would read the object behind an engine handle: refused.
                 checks.append(f"  if (int rc; tsmpi::ranks::refuses_in_fortran(tsmpi::fn::{fn}, args, &rc)) {{\n"
@@ -291,12 +293,18 @@ def emit_entries(classified, table, protos, strategies, g):
     return "".join(out)
 
 
-def f2c(kind, g):
-    """The conversion of a Fortran handle: tsmpi's where generate.py's NATIVE_CALLS has one (the
-    kinds the thread-rank engine makes, whose handles it also knows), else the MPI's own
-    (MPI_Type_f2c for MPI_Datatype)."""
+def locked_conversion(f, argument, g):
+    """C++ for handle conversion f of `argument` under serialize mode's lock
+    (src/locking/handle_conversion.h): tsmpi's where generate.py's NATIVE_CALLS has one (the
+    kinds the thread-rank engine makes, whose handles it also knows), else the MPI's own (a
+    macro on MPICH)."""
+    return f"tsmpi::serial::locked_conversion([&] {{ return {g.NATIVE_CALLS.get(f, 'P' + f)}({argument}); }})"
+
+
+def f2c(kind, argument, g):
+    """The locked conversion of a Fortran handle (MPI_Type_f2c for MPI_Datatype)."""
     name = "Type" if kind == "MPI_Datatype" else kind[len("MPI_"):]
-    return g.NATIVE_CALLS.get(f"MPI_{name}_f2c", f"PMPI_{name}_f2c")
+    return locked_conversion(f"MPI_{name}_f2c", argument, g)
 
 
 def null_handle(kind):
@@ -310,19 +318,27 @@ def emit_redirects(functions, table, protos, g):
     """The PMPI_ slots to point at tsmpi's wrappers and the libraries to patch (libtsmpi.so)."""
     redirected = [f for f in functions if has_work(table[f], g)]
     libs = sorted(set(g.sonames.values()))
-    out = [g.HEADER, '#include "fortran/redirect.h"\n#include "wrappers/wrapper_prelude.h"\n\n']
+    out = [g.HEADER, '#include "fortran/redirect.h"\n#include "locking/handle_conversion.h"\n'
+           '#include "wrappers/wrapper_prelude.h"\n\n']
     for f in redirected:  # tsmpi's own definitions (generated wrappers, handlers)
         ret, params, variadic = protos["P" + f]
         decl = ", ".join(f"std::type_identity_t<{t}>" for t, _ in params) + (", ..." if variadic else "")
         out.append(f"extern \"C\" {ret} {f}({decl or 'void'});\n")
-    out.append("\nnamespace tsmpi::fortran {\n\nconst Redirect kRedirects[] = {\n")
-    # A conversion with nothing to protect that tsmpi answers (MPI_Comm_f2c, which Open MPI's
-    # bindings call on every handle) goes straight to tsmpi's function: not a call of its own.
+    # A conversion the binding makes around its call (Open MPI's bindings convert every handle)
+    # is not a call of its own: it goes straight to the conversion (tsmpi's where it answers
+    # them, MPI_Comm_f2c), under serialize mode's lock. MPI_Comm_c2f and the other conversions
+    # the thread-rank engine answers take their wrapper.
     def target(f):
         row = table[f]
-        if row["category"] == "None" and row["threadcomm"] == "-" and f in g.NATIVE_CALLS:
-            return g.NATIVE_CALLS[f]
+        if row["category"] == "None" and row["threadcomm"] == "-" and g.is_handle_conversion(f):
+            return f"locked_{f}"
         return f
+    out.append("\nnamespace tsmpi::fortran {\n\n")
+    for f in redirected:
+        if target(f) != f:
+            ret, params, _ = protos["P" + f]
+            out.append(f"static {ret} locked_{f}({params[0][0]} h) {{ return {locked_conversion(f, 'h', g)}; }}\n")
+    out.append("\nconst Redirect kRedirects[] = {\n")
     out += [f"    {{\"P{f}\", reinterpret_cast<void*>(&{target(f)})}},\n" for f in redirected]
     out.append(f"}};\nconst std::size_t kRedirectCount = {len(redirected)};\n\n")
     # (an empty table keeps one element: C++ has no zero-length arrays)

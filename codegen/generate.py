@@ -338,7 +338,8 @@ def emit_fortran(args, functions, table, protos, strategies, problems):
     sonames = {lib: fortran_reach.soname(lib, args.objdump) for lib in args.fortran_library}
     g = types.SimpleNamespace(HEADER=HEADER, HANDLE_TYPE=HANDLE_TYPE, norm_type=norm_type, object_args=object_args,
                               handle_args=handle_args, cxx_string=cxx_string, sonames=sonames,
-                              unknown_functions=args.unknown_functions, NATIVE_CALLS=NATIVE_CALLS)
+                              unknown_functions=args.unknown_functions, NATIVE_CALLS=NATIVE_CALLS,
+                              is_handle_conversion=is_handle_conversion)
     classified = fortran.classify(routines, owner, table, functions, protos, strategies, patterns, problems,
                                   args.mpi, g)
     problems.fail_if_any(f"between {args.mpi}'s Fortran libraries and the table")
@@ -588,6 +589,15 @@ THREAD_BARRIERS = {"MPIX_Threadcomm_start", "MPIX_Threadcomm_finish"}
 UNPROTECTED_PREFIXES = ("MPI_T_", "MPIX_T_")
 UNPROTECTED_SUFFIXES = ("_c2f", "_f2c", "_c2f08", "_f082c", "_f082f", "_f2f08", "_toint", "_fromint")
 
+# The conversions of a handle between C and Fortran (not of a status): nothing to protect at
+# MPI_THREAD_MULTIPLE, but Open MPI's read and extend its handle tables, which lock only there,
+# so serialize mode takes its lock for them (src/locking/handle_conversion.h).
+HANDLE_CONVERSION = re.compile(r"^MPIX?_(" + "|".join("Type" if k == "Datatype" else k for k in KINDS) + r")_(c2f|f2c)$")
+
+
+def is_handle_conversion(name):
+    return HANDLE_CONVERSION.match(name) is not None
+
 
 def derive_row(name, table, params, exports):
     """A row for an exported function the table lacks (--unknown-functions warn), by the table's
@@ -660,7 +670,7 @@ def serial_strategy(row, protos, name, exported):
             return "kAdmittedStartWait", shape
         return "kAdmitted", None
     if row["blocking"] == "no":
-        if category == "None" and family not in ("test", "wait"):
+        if category == "None" and family not in ("test", "wait") and not is_handle_conversion(name):
             return "kUnlocked", None
         if category == "Collective" and in_ref and in_ref.startswith("tsmpi::ref<tsmpi::Kind::Comm>") and \
                 any(norm_type(t) == "MPI_Request *" for t, _ in protos["P" + name][1]):

@@ -7,6 +7,8 @@
 #include "runtime/mpi_version.h"
 #include <mpi.h>
 
+#include <type_traits>
+
 #include "fn_ids.h"
 #include "locking/admission.h"
 #include "locking/collective_sequence.h"
@@ -32,13 +34,16 @@ inline void track(fn::Id id, const Objects& objects, int rc) {
   }
 }
 
-// The call itself under the lock, with its bookkeeping.
+// The call itself under the lock, with its bookkeeping. (A handle conversion returns a handle
+// or an integer, not an error code: it creates and frees nothing.)
 template <class Pmpi>
-int call_locked(fn::Id id, Pmpi&& pmpi, const Objects& objects) {
+auto call_locked(fn::Id id, Pmpi&& pmpi, const Objects& objects) {
   Guard g;
   if (TSMPI_UNLIKELY(sequences_active())) progress_sequences();
-  int rc = pmpi();
-  if (tracks_objects(id)) after_call(id, objects, rc);
+  auto rc = pmpi();
+  if constexpr (std::is_same_v<decltype(rc), int>) {
+    if (tracks_objects(id)) after_call(id, objects, rc);
+  }
   return rc;
 }
 

@@ -55,8 +55,10 @@ with tempfile.TemporaryDirectory() as tmp:
         check('"libfake_ok.so"' in redirects, "the library's soname is not in kLibraries")
         check('extern "C" TSMPI_EXPORT void mpi_comm_dup__(void* f0, void* f1, MPI_Fint* ierr)' in entries,
               "no entry point mpi_comm_dup__")
-        # tsmpi's f2c, which also knows the thread-rank engine's communicators (src/ranks/fortran_handles.cpp).
-        check("tsmpi::ranks::comm_f2c(*static_cast<MPI_Fint*>(f0))" in entries, "the entry point does not convert the handle with f2c")
+        # tsmpi's f2c, which also knows the thread-rank engine's communicators (src/ranks/fortran_handles.cpp),
+        # under serialize mode's lock (src/locking/handle_conversion.h).
+        check("tsmpi::serial::locked_conversion([&] { return tsmpi::ranks::comm_f2c(*static_cast<MPI_Fint*>(f0)); })" in entries,
+              "the entry point does not convert the handle with the locked f2c")
         check('"mpi_comm_dup_"' not in entries.replace('"mpi_comm_dup__"', ""), "mpi_comm_dup_ got an entry point too")
     # Request variables: a routine converting the request (Open MPI's bindings) gets an entry point
     # naming the program's variable for checking mode; one passing the variable itself does not.
