@@ -12,6 +12,10 @@ namespace tsmpi::ranks {
 
 namespace {
 constexpr std::uintptr_t kSlots = 1 << 16;
+// Between two handles: on Open MPI addresses 16 bytes apart in a reserved region (never an
+// object's), on MPICH consecutive integers. A constant, so that finding a handle's slot (every
+// call on a thread-rank communicator) shifts instead of dividing.
+constexpr std::uintptr_t kStride = std::is_pointer_v<MPI_Comm> ? 16 : 1;
 // Released handles are reused oldest first, and only once this many others wait: a stale copy
 // of a freed handle stays freed (MPI_ERR_COMM, not another object) for that long.
 constexpr std::size_t kQuarantine = 1024;
@@ -22,7 +26,7 @@ struct Slot {
 };
 
 struct Space {
-  std::uintptr_t base = 0, stride = 1;
+  std::uintptr_t base = 0;
   Slot slots[kSlots];
   std::mutex mu;  // taken to make and release handles, never to find them
   std::deque<std::uint32_t> free_list;  // released slots, oldest first
@@ -30,8 +34,7 @@ struct Space {
   std::atomic<int> live{0};
   Space() {
     if constexpr (std::is_pointer_v<MPI_Comm>) {
-      stride = 16;
-      void* region = mmap(nullptr, kSlots * stride, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      void* region = mmap(nullptr, kSlots * kStride, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       base = reinterpret_cast<std::uintptr_t>(region);
     } else {
       // MPICH: handle kind bits (31..30) 00 = invalid, object type bits (29..26) 0 = none.
@@ -62,14 +65,14 @@ std::uintptr_t make_handle(Made kind, void* object) {
   s.slots[i].object.store(object, std::memory_order_relaxed);
   s.slots[i].kind.store(kind, std::memory_order_release);
   s.live.fetch_add(1, std::memory_order_relaxed);
-  return s.base + i * s.stride;
+  return s.base + i * kStride;
 }
 
 void* find_handle(Made kind, std::uintptr_t bits) {
   Space& s = space();
   std::uintptr_t off = bits - s.base;
-  if (off >= kSlots * s.stride || off % s.stride) return nullptr;
-  Slot& slot = s.slots[off / s.stride];
+  if (off >= kSlots * kStride || off % kStride) return nullptr;
+  Slot& slot = s.slots[off / kStride];
   if (slot.kind.load(std::memory_order_acquire) != kind) return nullptr;
   return slot.object.load(std::memory_order_relaxed);
 }
@@ -77,9 +80,9 @@ void* find_handle(Made kind, std::uintptr_t bits) {
 void release_handle(std::uintptr_t bits) {
   Space& s = space();
   std::uintptr_t off = bits - s.base;
-  if (off >= kSlots * s.stride || off % s.stride) return;
+  if (off >= kSlots * kStride || off % kStride) return;
   std::lock_guard g(s.mu);
-  std::uint32_t i = static_cast<std::uint32_t>(off / s.stride);
+  std::uint32_t i = static_cast<std::uint32_t>(off / kStride);
   if (s.slots[i].kind.load(std::memory_order_relaxed) == Made::kFree) return;
   s.slots[i].kind.store(Made::kFree, std::memory_order_release);
   s.slots[i].object.store(nullptr, std::memory_order_relaxed);
@@ -94,7 +97,7 @@ bool ever_made() { return space().next.load(std::memory_order_relaxed) != 0; }
 bool in_space(std::uintptr_t bits) {
   Space& s = space();
   std::uintptr_t off = bits - s.base;
-  return off < kSlots * s.stride && off % s.stride == 0 && off / s.stride < s.next.load(std::memory_order_acquire);
+  return off < kSlots * kStride && off % kStride == 0 && off / kStride < s.next.load(std::memory_order_acquire);
 }
 
 namespace {
@@ -104,14 +107,14 @@ constexpr std::uintptr_t kFortranBase = std::uintptr_t{1} << 30;  // Open MPI on
 int handle_to_fortran(std::uintptr_t bits) {
   Space& s = space();
   if constexpr (!std::is_pointer_v<MPI_Comm>) return static_cast<int>(bits);
-  return static_cast<int>(kFortranBase + (bits - s.base) / s.stride);
+  return static_cast<int>(kFortranBase + (bits - s.base) / kStride);
 }
 
 std::uintptr_t handle_from_fortran(int f) {
   Space& s = space();
   const auto u = static_cast<std::uintptr_t>(static_cast<unsigned>(f));
   if constexpr (!std::is_pointer_v<MPI_Comm>) return u - s.base < kSlots ? u : 0;
-  return u - kFortranBase < kSlots ? s.base + (u - kFortranBase) * s.stride : 0;
+  return u - kFortranBase < kSlots ? s.base + (u - kFortranBase) * kStride : 0;
 }
 
 }  // namespace tsmpi::ranks

@@ -20,9 +20,12 @@ namespace {
 // 2^20 requests in flight at once: 256 thread-ranks with windows of 4096 each.
 constexpr std::uint32_t kSlots = 1u << 20;
 constexpr std::size_t kCacheMax = 64;
+// Between two handles, as in handle_space.cpp: a constant, so that finding a request's slot
+// (every test, wait and free) shifts instead of dividing.
+constexpr std::uintptr_t kStride = std::is_pointer_v<MPI_Request> ? 16 : 1;
 
 struct Space {
-  std::uintptr_t base = 0, stride = 1;
+  std::uintptr_t base = 0;
   std::atomic<Request*>* slots = nullptr;  // mapped on demand: untouched pages cost nothing
   std::atomic<std::uint32_t> next{0};      // slots never used yet start here
   std::mutex mu;                           // guards `free`, taken once per kCacheMax/2 handles
@@ -36,8 +39,7 @@ struct Space {
     }
     slots = static_cast<std::atomic<Request*>*>(s);  // zero-filled: every slot empty
     if constexpr (std::is_pointer_v<MPI_Request>) {
-      stride = 16;
-      void* region = mmap(nullptr, std::size_t{kSlots} * stride, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      void* region = mmap(nullptr, std::size_t{kSlots} * kStride, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       base = reinterpret_cast<std::uintptr_t>(region);
     } else {
       // MPICH: kind bits (31..30) 00 = invalid, object type bits (29..26) 0; above the range of
@@ -64,8 +66,8 @@ TSMPI_TLS Cache tl_cache;
 bool slot_of(std::uintptr_t bits, std::uint32_t* i) {
   Space& s = space();
   std::uintptr_t off = bits - s.base;
-  if (off >= std::uintptr_t{kSlots} * s.stride || off % s.stride) return false;
-  *i = static_cast<std::uint32_t>(off / s.stride);
+  if (off >= std::uintptr_t{kSlots} * kStride || off % kStride) return false;
+  *i = static_cast<std::uint32_t>(off / kStride);
   return true;
 }
 }  // namespace
@@ -92,7 +94,7 @@ std::uintptr_t make_request_handle(Request* r) {
   }
   s.slots[i].store(r, std::memory_order_release);
   if (!g_requests_made.load(std::memory_order_relaxed)) g_requests_made.store(true, std::memory_order_release);
-  return s.base + i * s.stride;
+  return s.base + i * kStride;
 }
 
 Request* find_request(std::uintptr_t bits) {
