@@ -111,7 +111,7 @@ set(TSMPI_MPI_RELEASE "${_rel_major}.${_rel_minor}.${_rel_patch}")
 # requests distinct Fortran INTEGERs when threads convert them at once. Open MPI 5.0.7 does not
 # (tests/mpi/serial_handle_tables.c: 54 or 256 requests of a batch converted back to another in
 # 2 runs of 8; tests/fortran/f_request_table.F90: 255 pending receives of one thread with one
-# INTEGER in 2 of 18); Open MPI 4.1 and MPICH do.
+# INTEGER in 4 of 69); Open MPI 4.1 and MPICH do.
 set(TSMPI_MPI_HANDLE_CONVERSIONS_THREAD_SAFE ON)
 if(TSMPI_MPI STREQUAL "openmpi" AND _rel_major EQUAL 5)
   set(TSMPI_MPI_HANDLE_CONVERSIONS_THREAD_SAFE OFF)
