@@ -80,8 +80,8 @@ foreach(_b IN LISTS TSMPI_FORTRAN_BINDINGS)
   # 8 OpenMP threads per rank post 256 receives each, 300 rounds, twice: no two pending
   # requests share an INTEGER (Open MPI's bindings make it with MPI_Request_c2f outside the C
   # call, and its table locks only at MULTIPLE: serialize mode locks the conversions), every
-  # message arrives. Natively at MULTIPLE once, which checks the program (not on Open MPI 5,
-  # which fails it natively: cmake/TsmpiMpi.cmake).
+  # message arrives. Natively at MULTIPLE once, which checks the program (not on Open MPI,
+  # which fails it natively now and then: cmake/TsmpiMpi.cmake).
   tsmpi_mpi_test(fortran.serialize_request_table.${_b} ENV TSMPI_UNDERLYING_LEVEL=${_low_level} TIMEOUT 180
     COMMAND ${_expect} --repeat 2 --count 2 "^f_request_table: rank [01]: ok$"
       -- timeout -k 5 80 ${_run} -np 2 ${_progdir}/f_request_table.${_b})

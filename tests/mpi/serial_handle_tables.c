@@ -8,8 +8,8 @@
    requests of the batch share an integer, make a datatype and convert it both ways, complete the
    batch and check every message. Over the old unlocked conversions in serialize mode, Open MPI
    4.1 handed two requests one integer, or its table's bookkeeping went wrong and the program
-   hung, in about one run of 100 rounds in six. Natively at MPI_THREAD_MULTIPLE it passes on Open
-   MPI 4.1 and MPICH; Open MPI 5.0.7 fails it natively (cmake/TsmpiMpi.cmake).
+   hung, in about one run of 100 rounds in six. Natively at MPI_THREAD_MULTIPLE it passes on
+   MPICH; Open MPI 4.1.4 and 5.0.7 fail it now and then (cmake/TsmpiMpi.cmake).
 
    usage: serial_handle_tables [ROUNDS] */
 #include "test_util.h"
