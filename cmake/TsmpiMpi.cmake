@@ -114,6 +114,8 @@ set(TSMPI_MPI_RELEASE "${_rel_major}.${_rel_minor}.${_rel_patch}")
 # and 2 of 8 on 5.0.7; tests/fortran/f_request_table.F90 had 255 pending receives of one thread
 # share one INTEGER in 1 of 24 runs on 4.1.4 (2 of 4 in CI) and 4 of 69 on 5.0.7. Where it is
 # OFF those programs are not run natively, only under serialize mode, which locks conversions.
+# The cause (docs/serialize-mode.md): opal_pointer_array_add reads the table's size before
+# taking its lock, in 4.1.4 and 5.0.7 alike.
 set(TSMPI_MPI_HANDLE_CONVERSIONS_THREAD_SAFE ON)
 if(TSMPI_MPI STREQUAL "openmpi")
   set(TSMPI_MPI_HANDLE_CONVERSIONS_THREAD_SAFE OFF)
