@@ -82,16 +82,23 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 // ---- all ------------------------------------------------------------------------------------
 
 int waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
-  bool freed;
-  const std::vector<Entry> e = classify_all(count, requests, &freed);
-  if (freed) return freed_request("MPI_Waitall");
-  bool mixed = false;
-  for (auto& x : e) mixed = mixed || x.what == Entry::kMpi;
-  // Only the engine's: each one waited for in turn (sleeping when it takes long).
-  if (!mixed)
-    for (auto& x : e)
-      if (x.what == Entry::kEngine) wait_for(x.r);
+  const Entries e(count, requests);
+  if (e.freed()) return freed_request("MPI_Waitall");
   Outcome out;
+  // Only the engine's: each one waited for (sleeping when it takes long) and finished in turn.
+  if (!e.mixed()) {
+    for (int i = 0; i < count; ++i) {
+      MPI_Status* st = at(statuses, i);
+      if (e[i].what == Entry::kNull) {
+        empty_status(st);
+        if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
+        continue;
+      }
+      wait_for(e[i].r);
+      finish_into(e[i].r, &requests[i], st, out);
+    }
+    return out.report("MPI_Waitall");
+  }
   std::vector<char> done(static_cast<std::size_t>(count), 0);
   until([&] {
     bool all = true;
@@ -122,9 +129,8 @@ int waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
 }
 
 int testall(int count, MPI_Request* requests, int* flag, MPI_Status* statuses) {
-  bool freed;
-  const std::vector<Entry> e = classify_all(count, requests, &freed);
-  if (freed) return freed_request("MPI_Testall");
+  const Entries e(count, requests);
+  if (e.freed()) return freed_request("MPI_Testall");
   Theirs theirs(e);  // tested together by the MPI's MPI_Testall
   progress();
   // Nothing is modified unless everything has completed (MPI-4.0 §3.7.5).
@@ -175,7 +181,7 @@ namespace {
 // One pass over the array for MPI_Waitany/MPI_Testany: *index is the first completed entry of
 // the engine's, else one of the MPI's; MPI_UNDEFINED when none has completed, and *all_null
 // when every entry is null or inactive.
-int any_pass(MPI_Request* requests, const std::vector<Entry>& e, Theirs& theirs, int* index, bool* all_null,
+int any_pass(MPI_Request* requests, const Entries& e, Theirs& theirs, int* index, bool* all_null,
              MPI_Status* status, const char* call) {
   *index = MPI_UNDEFINED;
   *all_null = false;
@@ -206,9 +212,8 @@ int any_pass(MPI_Request* requests, const std::vector<Entry>& e, Theirs& theirs,
 }  // namespace
 
 int waitany(int count, MPI_Request* requests, int* index, MPI_Status* status) {
-  bool freed;
-  const std::vector<Entry> e = classify_all(count, requests, &freed);
-  if (freed) return freed_request("MPI_Waitany");
+  const Entries e(count, requests);
+  if (e.freed()) return freed_request("MPI_Waitany");
   Theirs theirs(e);
   int rc = MPI_SUCCESS;
   bool all_null = false;
@@ -221,9 +226,8 @@ int waitany(int count, MPI_Request* requests, int* index, MPI_Status* status) {
 }
 
 int testany(int count, MPI_Request* requests, int* index, int* flag, MPI_Status* status) {
-  bool freed;
-  const std::vector<Entry> e = classify_all(count, requests, &freed);
-  if (freed) return freed_request("MPI_Testany");
+  const Entries e(count, requests);
+  if (e.freed()) return freed_request("MPI_Testany");
   Theirs theirs(e);
   progress();
   bool all_null = false;
@@ -237,7 +241,7 @@ int testany(int count, MPI_Request* requests, int* index, int* flag, MPI_Status*
 
 namespace {
 // One pass for MPI_Waitsome/MPI_Testsome: completed requests are finished.
-int finish_some(MPI_Request* requests, const std::vector<Entry>& e, Theirs& theirs, int* outcount, int* indices,
+int finish_some(MPI_Request* requests, const Entries& e, Theirs& theirs, int* outcount, int* indices,
                 MPI_Status* statuses, const char* call) {
   return some_pass(
       e, theirs,
@@ -250,9 +254,8 @@ int finish_some(MPI_Request* requests, const std::vector<Entry>& e, Theirs& thei
 }  // namespace
 
 int waitsome(int incount, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses) {
-  bool freed;
-  const std::vector<Entry> e = classify_all(incount, requests, &freed);
-  if (freed) return freed_request("MPI_Waitsome");
+  const Entries e(incount, requests);
+  if (e.freed()) return freed_request("MPI_Waitsome");
   Theirs theirs(e);
   int rc = MPI_SUCCESS;
   until([&] {
@@ -263,9 +266,8 @@ int waitsome(int incount, MPI_Request* requests, int* outcount, int* indices, MP
 }
 
 int testsome(int incount, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses) {
-  bool freed;
-  const std::vector<Entry> e = classify_all(incount, requests, &freed);
-  if (freed) return freed_request("MPI_Testsome");
+  const Entries e(incount, requests);
+  if (e.freed()) return freed_request("MPI_Testsome");
   Theirs theirs(e);
   progress();
   return finish_some(requests, e, theirs, outcount, indices, statuses, "MPI_Testsome");

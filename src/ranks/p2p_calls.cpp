@@ -47,11 +47,19 @@ int first_error(std::initializer_list<int> codes) {
     if (c != MPI_SUCCESS) return c;
   return MPI_SUCCESS;
 }
+// The first failing check, in the order the checks are listed (a chain of branches: these run on
+// every message).
 int check_send(const Comm* c, MPI_Count count, MPI_Datatype type, int dest, int tag) {
-  return first_error({check_count(count), check_type(type), check_dest(c, dest), check_send_tag(tag)});
+  if (int e = check_count(count)) return e;
+  if (int e = check_type(type)) return e;
+  if (int e = check_dest(c, dest)) return e;
+  return check_send_tag(tag);
 }
 int check_recv(const Comm* c, MPI_Count count, MPI_Datatype type, int source, int tag) {
-  return first_error({check_count(count), check_type(type), check_source(c, source), check_recv_tag(tag)});
+  if (int e = check_count(count)) return e;
+  if (int e = check_type(type)) return e;
+  if (int e = check_source(c, source)) return e;
+  return check_recv_tag(tag);
 }
 
 MPI_Message message_handle(Packet* p) {

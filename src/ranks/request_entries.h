@@ -5,6 +5,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <new>
+#include <type_traits>
 #include <vector>
 
 #include "matching/mpi_calls.h"
@@ -46,16 +48,43 @@ inline Entry classify(MPI_Request h) {
   return e;
 }
 
-// Every entry of an array; *freed when one is a freed request of the engine's.
-inline std::vector<Entry> classify_all(int count, const MPI_Request* requests, bool* freed) {
-  std::vector<Entry> e(static_cast<std::size_t>(count));
-  *freed = false;
-  for (int i = 0; i < count; ++i) {
-    e[static_cast<std::size_t>(i)] = classify(requests[i]);
-    *freed = *freed || e[static_cast<std::size_t>(i)].what == Entry::kFreed;
+// Every entry of an array, classified once. Arrays of up to kInline requests (what programs
+// pass to every wait and test) live on the caller's stack: no allocation per call.
+class Entries {
+ public:
+  static constexpr int kInline = 64;
+  Entries(int count, const MPI_Request* requests) : n_(static_cast<std::size_t>(count > 0 ? count : 0)) {
+    if (n_ > static_cast<std::size_t>(kInline)) {
+      large_.resize(n_);
+      data_ = large_.data();
+    } else {
+      data_ = reinterpret_cast<Entry*>(inline_);
+    }
+    for (std::size_t i = 0; i < n_; ++i) {
+      new (&data_[i]) Entry(classify(requests[i]));
+      freed_ = freed_ || data_[i].what == Entry::kFreed;
+      mixed_ = mixed_ || data_[i].what == Entry::kMpi;
+    }
   }
-  return e;
-}
+  Entries(const Entries&) = delete;
+  Entries& operator=(const Entries&) = delete;
+  std::size_t size() const { return n_; }
+  const Entry& operator[](std::size_t i) const { return data_[i]; }
+  const Entry& operator[](int i) const { return data_[static_cast<std::size_t>(i)]; }
+  const Entry* begin() const { return data_; }
+  const Entry* end() const { return data_ + n_; }
+  bool freed() const { return freed_; }  // one is a freed request of the engine's
+  bool mixed() const { return mixed_; }  // one is the MPI's
+
+ private:
+  static_assert(std::is_trivially_destructible_v<Entry>);
+  alignas(Entry) unsigned char inline_[kInline * sizeof(Entry)];
+  std::vector<Entry> large_;
+  Entry* data_ = nullptr;
+  std::size_t n_ = 0;
+  bool freed_ = false;
+  bool mixed_ = false;
+};
 
 // MPI-4.0 §3.7.3: the status of a null or inactive request.
 inline void empty_status(MPI_Status* status) {
@@ -136,7 +165,7 @@ inline int test_mpi_into(const Entry& e, MPI_Request* h, int* flag, MPI_Status* 
 struct Theirs {
   std::vector<MPI_Request> h;  // their handles (a stand-in's generalized request)
   std::vector<int> at;         // where each is in the program's array
-  explicit Theirs(const std::vector<Entry>& e) {
+  explicit Theirs(const Entries& e) {
     for (std::size_t i = 0; i < e.size(); ++i)
       if (e[i].what == Entry::kMpi) {
         h.push_back(e[i].mpi);
@@ -145,7 +174,7 @@ struct Theirs {
   }
   int size() const { return static_cast<int>(h.size()); }
   // The program's entry after the MPI changed their k-th handle (freed: MPI_REQUEST_NULL).
-  void write_back(int k, MPI_Request* requests, const std::vector<Entry>& e) const {
+  void write_back(int k, MPI_Request* requests, const Entries& e) const {
     const int i = at[static_cast<std::size_t>(k)];
     if (!e[static_cast<std::size_t>(i)].stand_in) requests[i] = h[static_cast<std::size_t>(k)];
     else if (h[static_cast<std::size_t>(k)] == MPI_REQUEST_NULL) requests[i] = MPI_REQUEST_NULL;
@@ -155,7 +184,7 @@ struct Theirs {
   // handles written back when `requests` is given. *reported: not all of theirs null or
   // inactive. An error that is not MPI_ERR_IN_STATUS is returned.
   template <class SomeCall>
-  int some(SomeCall&& call, MPI_Request* requests, const std::vector<Entry>& e, int* n, int* indices,
+  int some(SomeCall&& call, MPI_Request* requests, const Entries& e, int* n, int* indices,
            MPI_Status* statuses, Outcome& out, bool* reported) {
     *reported = false;
     if (h.empty()) return MPI_SUCCESS;
@@ -184,7 +213,7 @@ struct Theirs {
 // MPI's through `call` (Theirs::some; handles written back when `requests` is given).
 // *outcount is MPI_UNDEFINED when every entry is null or inactive.
 template <class Engine, class SomeCall>
-int some_pass(const std::vector<Entry>& e, Theirs& theirs, Engine&& engine, SomeCall&& call, MPI_Request* requests,
+int some_pass(const Entries& e, Theirs& theirs, Engine&& engine, SomeCall&& call, MPI_Request* requests,
               int* outcount, int* indices, MPI_Status* statuses, const char* name) {
   Outcome out;
   int n = 0;

@@ -9,9 +9,8 @@ namespace tsmpi::ranks::api {
 #if TSMPI_HAVE_MPI_4_1
 
 int request_get_status_any(int count, const MPI_Request* requests, int* index, int* flag, MPI_Status* status) {
-  bool freed;
-  auto e = classify_all(count, requests, &freed);
-  if (freed) return freed_request("MPI_Request_get_status_any");
+  const Entries e(count, requests);
+  if (e.freed()) return freed_request("MPI_Request_get_status_any");
   Theirs theirs(e);
   progress();
   *index = MPI_UNDEFINED;
@@ -46,9 +45,8 @@ int request_get_status_any(int count, const MPI_Request* requests, int* index, i
 }
 
 int request_get_status_all(int count, const MPI_Request* requests, int* flag, MPI_Status* statuses) {
-  bool freed;
-  auto e = classify_all(count, requests, &freed);
-  if (freed) return freed_request("MPI_Request_get_status_all");
+  const Entries e(count, requests);
+  if (e.freed()) return freed_request("MPI_Request_get_status_all");
   Theirs theirs(e);
   progress();
   *flag = 0;
@@ -84,9 +82,8 @@ int request_get_status_all(int count, const MPI_Request* requests, int* flag, MP
 
 int request_get_status_some(int incount, const MPI_Request* requests, int* outcount, int* indices,
                             MPI_Status* statuses) {
-  bool freed;
-  auto e = classify_all(incount, requests, &freed);
-  if (freed) return freed_request("MPI_Request_get_status_some");
+  const Entries e(incount, requests);
+  if (e.freed()) return freed_request("MPI_Request_get_status_some");
   Theirs theirs(e);
   progress();
   // Completed requests are only peeked at: they stay as they are.

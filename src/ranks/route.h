@@ -23,8 +23,8 @@ inline bool live() { return g_live.load(std::memory_order_relaxed); }
 
 // An `engine` row: a communicator, group or message argument is the engine's; a `complete` row:
 // the calling thread is a thread-rank, calling from outside the MPI (depth 0: not from inside
-// another call, e.g. ROMIO's waits).
-bool routes(fn::Id id, const CallArgs& args, int depth);
+// another call, e.g. ROMIO's waits). `in`: the object the call acts on (Objects::in).
+bool routes(fn::Id id, const HandleRef& in, const CallArgs& args, int depth);
 // A `refuse` row: true (and *rc, raised through the error handler) when an argument is the
 // engine's.
 bool refuses(fn::Id id, const CallArgs& args, int* rc);

@@ -53,7 +53,7 @@ struct Hook {
             int rc;
             if (ranks::refuses(id, args, &rc)) return rc;
           }
-        } else if (ranks::routes(id, args, t.depth)) {
+        } else if (ranks::routes(id, objects.in, args, t.depth)) {
           if (g_count_calls) count_call(t, C, id);
           NestingScope inside(t);  // what the engine calls on the program's behalf goes straight through
           if (TSMPI_UNLIKELY(diag::g_track_calls)) {
