@@ -100,7 +100,12 @@ Comm* make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members) {
   c->blocked = blocked;
   const std::size_t nlocal = c->local_ranks.size();
   for (std::size_t i = 0; i < 2 * nlocal; ++i) {
-    c->boxes.push_back(std::make_unique<Mailbox>(static_cast<int>(nlocal), f->shared_ranks));
+    // A fast box has one producer unless several threads may send as one rank at once: an
+    // address space's processes, and on the collectives' channel every family, where a rank's
+    // nonblocking and persistent collectives run on worker threads side by side (two workers
+    // filling one slot lost a message: rk_coll's persistent collectives hung in 3 runs of 100).
+    const bool collectives = i % 2 == static_cast<std::size_t>(Channel::kColl);
+    c->boxes.push_back(std::make_unique<Mailbox>(static_cast<int>(nlocal), f->shared_ranks || collectives));
     c->boxes.back()->set_owner(c, c->local_ranks[i / 2]);
   }
   c->local_of_family.assign(static_cast<std::size_t>(f->nlocal), -1);
