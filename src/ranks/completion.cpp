@@ -90,8 +90,7 @@ int waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
     for (int i = 0; i < count; ++i) {
       MPI_Status* st = at(statuses, i);
       if (e[i].what == Entry::kNull) {
-        empty_status(st);
-        if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
+        null_entry_status(st);
         continue;
       }
       wait_for(e[i].r);
@@ -106,8 +105,7 @@ int waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
       if (done[i]) continue;
       MPI_Status* st = at(statuses, i);
       if (e[i].what == Entry::kNull) {
-        empty_status(st);
-        if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
+        null_entry_status(st);
         done[i] = 1;
       } else if (e[i].what == Entry::kEngine) {
         if (!completed(e[i].r)) {
@@ -166,8 +164,7 @@ int testall(int count, MPI_Request* requests, int* flag, MPI_Status* statuses) {
   for (int i = 0; i < count; ++i) {
     MPI_Status* st = at(statuses, i);
     if (e[i].what == Entry::kNull) {
-      empty_status(st);
-      if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
+      null_entry_status(st);
     } else if (e[i].what == Entry::kEngine) {
       finish_into(e[i].r, &requests[i], st, out);
     }

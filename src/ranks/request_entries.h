@@ -94,6 +94,12 @@ inline void empty_status(MPI_Status* status) {
   status->MPI_ERROR = keep;
 }
 
+// A null or inactive entry of a multiple-completion call: an empty status, MPI_ERROR success.
+inline void null_entry_status(MPI_Status* status) {
+  empty_status(status);
+  if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_SUCCESS;
+}
+
 // Single-completion calls do not touch MPI_ERROR (MPI-4.0 §3.2.5).
 struct KeepErrorField {
   MPI_Status* status;

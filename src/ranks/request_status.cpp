@@ -68,8 +68,7 @@ int request_get_status_all(int count, const MPI_Request* requests, int* flag, MP
   for (std::size_t i = 0; i < e.size(); ++i) {
     MPI_Status* st = at(statuses, static_cast<int>(i));
     if (e[i].what == Entry::kNull) {
-      empty_status(st);
-      if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
+      null_entry_status(st);
     } else if (e[i].what == Entry::kEngine) {
       const int rc = peek(e[i].r, st);
       if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = rc;
