@@ -69,6 +69,18 @@ static __thread int rk_my = -1;
     }                                                                                         \
   } while (0)
 
+// CHECK for a value: got == want, else the failure names `what` (a string in the caller's
+// scope: which part of the program) and both values.
+#define EXPECT_EQ(got, want, ...)                                                          \
+  do {                                                                                     \
+    long long g_ = (long long)(got), w_ = (long long)(want);                              \
+    if (g_ != w_) {                                                                        \
+      char c_[200];                                                                        \
+      snprintf(c_, sizeof c_, __VA_ARGS__);                                                \
+      CHECK(g_ == w_, "%s: %s: got %lld, expected %lld", what, c_, g_, w_);               \
+    }                                                                                      \
+  } while (0)
+
 static inline const char* rk_errstr(int rc, char* buf) {
   int len = 0, cls = -1;
   MPI_Error_class(rc, &cls);

@@ -70,16 +70,6 @@ static const char* const form_names[3] = {"blocking", "nonblocking", "persistent
     }                                                    \
   } while (0)
 
-#define EXPECT_EQ(got, want, ...)                                                          \
-  do {                                                                                     \
-    long long g_ = (long long)(got), w_ = (long long)(want);                              \
-    if (g_ != w_) {                                                                        \
-      char c_[200];                                                                        \
-      snprintf(c_, sizeof c_, __VA_ARGS__);                                                \
-      CHECK(g_ == w_, "%s: %s: got %lld, expected %lld", what, c_, g_, w_);               \
-    }                                                                                      \
-  } while (0)
-
 static int V(int a, int i) { return a * 1000 + i; }
 static int A(int a, int b, int i) { return a * 100000 + b * 100 + i; }
 

@@ -15,16 +15,6 @@ enum { kCopies = 4, kKinds = 4 };
 static MPI_Comm tc;
 static int N, T, offset;
 
-#define EXPECT_EQ(got, want, ...)                                                          \
-  do {                                                                                     \
-    long long g_ = (long long)(got), w_ = (long long)(want);                              \
-    if (g_ != w_) {                                                                        \
-      char c_[200];                                                                        \
-      snprintf(c_, sizeof c_, __VA_ARGS__);                                                \
-      CHECK(g_ == w_, "%s: round %d: %s: got %lld, expected %lld", what, round, c_, g_, w_); \
-    }                                                                                      \
-  } while (0)
-
 static int value(int round, int copy, int from) { return round * 10007 + copy * 101 + from; }
 
 static void round_of(int r, int round) {
@@ -46,7 +36,8 @@ static void round_of(int r, int round) {
     MPI_OK(MPI_Iallgather(&mine[c][0], 1, MPI_INT, all[c], 1, MPI_INT, tc, &q[n++]));
   }
   MPI_OK(MPI_Waitall(n, q, MPI_STATUSES_IGNORE));
-  const char* what = "concurrent collectives";
+  char what[64];
+  snprintf(what, sizeof what, "concurrent collectives, round %d", round);
   for (int c = 0; c < kCopies; ++c) {
     for (int i = 0; i < N; ++i) EXPECT_EQ(all[c][i], value(round, c, i), "Iallgather copy %d from %d", c, i);
     if (r != root) continue;
