@@ -13,7 +13,7 @@ struct Reserved {
 };
 // Probe order, earliest first: a receive takes the earliest reservation it accepts.
 thread_local std::vector<Reserved> tl_reserved;
-constinit thread_local int tl_count = 0;  // tl_reserved.size(), read without the vector's TLS guard
+constinit TSMPI_TLS int tl_count = 0;  // tl_reserved.size(), read without the vector's TLS guard
 
 std::vector<Reserved>::iterator find_entry(const void* comm, int source, int tag) {
   for (auto it = tl_reserved.begin(); it != tl_reserved.end(); ++it)

@@ -67,6 +67,7 @@ int error(const char* call, int error_class, const std::string& text) {
 
 // c becomes the communicator the program names by the MPI's own handle `as`.
 Comm* predefined_comm(Comm* c, MPI_Comm as, const char* name) {
+  forget_callers();
   release_handle(c->handle);  // the program names it by the MPI's own handle
   c->handle = handle_bits(as);
   c->default_name = name;

@@ -26,9 +26,13 @@ std::vector<Identity>& identities() {
 }
 }  // namespace
 
-void push_identity(Family* f, int family_rank) { identities().push_back({f, family_rank}); }
+void push_identity(Family* f, int family_rank) {
+  identities().push_back({f, family_rank});
+  forget_callers();
+}
 
 void pop_identity(Family* f) {
+  forget_callers();
   auto& ids = identities();
   for (auto it = ids.rbegin(); it != ids.rend(); ++it)
     if (it->family == f) {
@@ -163,6 +167,7 @@ void release_member(Member* m) {
   m->errhandler.release();
   m->collectives.restart();
   m->joined = false;
+  forget_callers();
 }
 
 void leave_comm(Comm* c) {
@@ -173,6 +178,7 @@ void leave_comm(Comm* c) {
     std::lock_guard g(f->mu);
     f->comms.erase(c->ctx);
   }
+  forget_callers();
   release_handle(c->handle);
   checks::thread_rank_comm_gone(c);
   c->errhandler.release();

@@ -112,10 +112,14 @@ struct Member {
 
 // Which rank the calling thread is in each family it acts in: a thread-rank of a threadcomm
 // region, or a thread attached to an MPI process of an address space.
+// (Both, and every end of a membership or communicator, forget_callers().)
 void push_identity(Family* f, int family_rank);
 void pop_identity(Family* f);
 // The caller's Member in c, or nullptr when it is not a member (or has not joined).
 Member* membership(Comm* c);
+// Every thread's cached answer of caller() (caller.h) is stale: a membership ended, a
+// communicator's handle was released, or a thread's identity changed.
+void forget_callers();
 // How many threadcomm regions the calling thread is in (constinit: one TLS load).
 extern constinit TSMPI_TLS int tl_regions;
 

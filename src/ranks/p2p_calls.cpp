@@ -14,7 +14,27 @@
 
 namespace tsmpi::ranks {
 
+namespace {
+// The calling thread's last answer (one entry: a thread mostly calls on one communicator at a
+// time), valid while the epoch stays; the lookup it saves reads the handle table, the thread's
+// identities and the communicator's members.
+std::atomic<std::uint64_t> g_caller_epoch{1};
+struct LastCaller {
+  std::uintptr_t bits;
+  Comm* c;
+  Member* m;
+  std::uint64_t epoch;
+};
+constinit TSMPI_TLS LastCaller tl_last{};
+}  // namespace
+
+void forget_callers() { g_caller_epoch.fetch_add(1, std::memory_order_acq_rel); }
+
 Caller caller(MPI_Comm comm, const char* call) {
+  const std::uintptr_t bits = handle_bits(comm);
+  LastCaller& last = tl_last;
+  const std::uint64_t epoch = g_caller_epoch.load(std::memory_order_acquire);
+  if (last.bits == bits && last.epoch == epoch) return Caller{last.c, last.m};
   Caller k;
   k.c = comm_of(comm);
   if (!k.c) {
@@ -22,7 +42,10 @@ Caller caller(MPI_Comm comm, const char* call) {
     return k;
   }
   k.m = membership(k.c);
-  if (k.m) return k;
+  if (k.m) {
+    last = {bits, k.c, k.m, epoch};  // the epoch read before the lookup: a change since voids it
+    return k;
+  }
   // A thread outside the region, or not a member; in an address space, not attached yet.
   if (k.c == asp::g_world && family_rank_of_caller(k.c->family) < 0) k.fail(asp::not_attached_code(call), call);
   else k.fail(MPI_ERR_COMM, call);

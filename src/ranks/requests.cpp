@@ -107,13 +107,6 @@ void complete_unseen_send(Request* r) {
   r->refs.store(1, std::memory_order_relaxed);  // the operation's reference is dropped
 }
 
-Request* request_of(MPI_Request h) {
-  if (!requests_made()) return nullptr;
-  return find_request(handle_bits(h));
-}
-
-bool is_engine_request(MPI_Request h) { return requests_made() && in_request_space(handle_bits(h)); }
-
 int finish(Request* r, MPI_Request* h, MPI_Status* status) {
   int err = status_of(r, status, false);
   if (r->persistent) {

@@ -13,6 +13,7 @@
 
 #include "ranks/comm.h"
 #include "ranks/operations.h"
+#include "ranks/request_space.h"
 #include "ranks/transport.h"
 
 namespace tsmpi::ranks {
@@ -65,9 +66,9 @@ void part_done(Request* r);
 void complete_unseen_send(Request* r);
 
 // The engine's request behind a handle, or nullptr.
-Request* request_of(MPI_Request h);
+inline Request* request_of(MPI_Request h) { return requests_made() ? find_request(handle_bits(h)) : nullptr; }
 // True when h is a handle of the request space (live or released).
-bool is_engine_request(MPI_Request h);
+inline bool is_engine_request(MPI_Request h) { return requests_made() && in_request_space(handle_bits(h)); }
 
 // The mailbox where r's message is matched (its receive's, or the receiver's of a send waiting
 // there), or nullptr.

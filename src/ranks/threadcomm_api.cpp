@@ -143,6 +143,7 @@ extern "C" TSMPI_EXPORT int MPIX_Threadcomm_free(MPI_Comm* threadcomm) {
     for (auto& [ctx, arrivals] : f->orphans)
       for (auto& a : arrivals) free_packet(a.packet);
   }
+  forget_callers();
   release_handle(c->handle);
   tsmpi::checks::thread_rank_comm_gone(c);
   mpi::locked([&] { return PMPI_Comm_free(&f->net); });

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "locking/serialize_lock.h"
+#include "runtime/config.h"
 
 namespace tsmpi::ranks {
 
@@ -34,8 +35,11 @@ const Predefined* find_predefined(MPI_Datatype t) {
       {MPI_UINT64_T, 8}, {MPI_AINT, sizeof(MPI_Aint)}, {MPI_COUNT, sizeof(MPI_Count)},
       {MPI_OFFSET, sizeof(MPI_Offset)}, {MPI_C_BOOL, sizeof(bool)}, {MPI_WCHAR, sizeof(wchar_t)},
   };
+  // The calling thread's last answer first: a program sends mostly one type.
+  static constinit TSMPI_TLS const Predefined* last = nullptr;
+  if (last && last->type == t) return last;
   for (const Predefined& p : table)
-    if (p.type == t) return &p;
+    if (p.type == t) return last = &p;
   return nullptr;
 }
 }  // namespace
@@ -63,6 +67,10 @@ bool contiguous(const TypedBuffer& b) {
 }
 
 void pack(const TypedBuffer& b, void* out) {
+  if (const Predefined* p = find_predefined(b.type)) {
+    std::memcpy(out, b.buf, static_cast<std::size_t>(p->size) * static_cast<std::size_t>(b.count));
+    return;
+  }
   if (contiguous(b)) {
     std::memcpy(out, b.buf, static_cast<std::size_t>(packed_bytes(b)));
     return;

@@ -19,6 +19,7 @@
 #include "ranks/calls.h"
 #include "ranks/introspect.h"
 #include "ranks/address_space.h"
+#include "ranks/handle_space.h"
 #include "ranks/route.h"
 #include "runtime/category.h"
 #include "runtime/handles.h"
@@ -33,6 +34,15 @@ extern bool g_count_calls;  // TSMPI_STATS >= 1
 
 // Marks a function the probe policies do not see.
 struct Unmatched {};
+
+// The thread-rank engine's direct entry, tested first by the hooked wrapper of every `engine` row
+// that acts on a communicator (codegen/generate.py): a call on a thread-rank communicator goes to
+// the engine as Hook::call's routing would send it, without the argument tables that the
+// protections read, when nothing records or counts calls (the hang watchdog, checking mode under
+// TSan, TSMPI_STATS take Hook::call's path).
+inline bool direct_to_engine(std::uintptr_t comm) {
+  return !g_count_calls && !diag::g_track_calls && ranks::in_space(comm);
+}
 
 template <Category C, Strategy S>
 struct Hook {

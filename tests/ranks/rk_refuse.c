@@ -77,6 +77,35 @@ static void still_works(int r, const char* after) {
   CHECK(in == left && st.MPI_SOURCE == left, "ring after %s: got %d from %d, expected %d", after, in, st.MPI_SOURCE, left);
 }
 
+/* A freed communicator's handle is refused with MPI_ERR_COMM (through MPI_COMM_SELF's handler,
+   as for any freed object) even right after point-to-point calls on it: the engine remembers each
+   thread's last communicator and rank. The next communicator, which may get the same handle,
+   is the new one, with this thread's rank in it (a split with reversed keys). */
+static void stale_handle(int r) {
+  MPI_Comm f = MPI_COMM_NULL, stale;
+  MPI_Status st;
+  int x = r, y = -1, me = -1;
+  MPI_OK(MPI_Comm_dup(tc, &f));
+  MPI_OK(MPI_Sendrecv(&x, 1, MPI_INT, r, 9, &y, 1, MPI_INT, r, 9, f, &st));
+  CHECK(y == r, "self Sendrecv on a dup: got %d", y);
+  stale = f;
+  MPI_OK(MPI_Comm_free(&f));
+  int rc = MPI_Send(&x, 1, MPI_INT, r, 9, stale);
+  CHECK(rk_error_class(rc) == MPI_ERR_COMM, "MPI_Send on a freed communicator: class %d, expected MPI_ERR_COMM", rk_error_class(rc));
+  MPI_Request q = MPI_REQUEST_NULL;
+  rc = MPI_Irecv(&y, 1, MPI_INT, r, 9, stale, &q);
+  CHECK(rk_error_class(rc) == MPI_ERR_COMM && q == MPI_REQUEST_NULL, "MPI_Irecv on a freed communicator: class %d", rk_error_class(rc));
+  MPI_OK(MPI_Comm_split(tc, 0, N - r, &f));
+  MPI_OK(MPI_Comm_rank(f, &me));
+  CHECK(me == N - 1 - r, "split with reversed keys: rank %d, expected %d", me, N - 1 - r);
+  x = 1000 + me;
+  y = -1;
+  MPI_OK(MPI_Sendrecv(&x, 1, MPI_INT, me, 9, &y, 1, MPI_INT, MPI_ANY_SOURCE, 9, f, &st));
+  CHECK(y == 1000 + me && st.MPI_SOURCE == me, "self Sendrecv on the split: got %d from %d, expected %d from %d", y,
+        st.MPI_SOURCE, 1000 + me, me);
+  MPI_OK(MPI_Comm_free(&f));
+}
+
 int main(int argc, char** argv) {
   rk_init(&argc, &argv, "rk_refuse");
   if (argc < 2) {
@@ -87,6 +116,7 @@ int main(int argc, char** argv) {
   rk_layout(MPI_COMM_WORLD, T, &offset, &N);
   atomic_int refused_total = 0;
 
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);  /* freed objects' errors (stale_handle) */
   rk_set_stage("region 1: MPIX_Threadcomm_init");
   MPI_OK(MPIX_Threadcomm_init(MPI_COMM_WORLD, T, &tc));
 #pragma omp parallel num_threads(T)
@@ -105,6 +135,8 @@ int main(int argc, char** argv) {
     atomic_fetch_add(&refused_total, refuse_all(d, "a dup of the threadcomm", r));
     MPI_OK(MPI_Comm_free(&d));
     still_works(r, "the refusals on a dup");
+    if (r == offset) rk_set_stage("region 1: a freed communicator's handle, and the next one");
+    stale_handle(r);
     /* An active persistent request may be freed (MPI-4.0 §3.7.3): the handle goes at once, the
        operation still completes (here when the send matches it). */
     if (r == offset) rk_set_stage("region 1: freeing an active persistent request");
