@@ -28,6 +28,11 @@ class Pool {
 
  private:
   static constexpr unsigned kCacheMax = 64;
+  // Whole cache lines: objects of different threads never share one (a request's lines are
+  // written by its thread on every use; a neighbour of another thread's on the same line made
+  // each a cache miss).
+  static constexpr std::size_t kAlign = alignof(T) > 64 ? alignof(T) : 64;
+  static constexpr std::size_t kBytes = (sizeof(T) + kAlign - 1) / kAlign * kAlign;
   struct Cache {
     void* items[kCacheMax];
     unsigned n;
@@ -53,7 +58,7 @@ class Pool {
   static void* take() {
     Cache& c = tl_cache;
     if (c.n == 0) refill(c);  // also a thread's first use
-    if (c.n == 0) return ::operator new(sizeof(T), std::align_val_t(alignof(T)));
+    if (c.n == 0) return ::operator new(kBytes, std::align_val_t(kAlign));
     return c.items[--c.n];
   }
   static void give(void* p) {
