@@ -29,12 +29,16 @@ class FastBox {
   // One cache line per message: its envelope and, up to kInlineBytes, its data (the receiver
   // reads consecutive lines, which the hardware prefetches); a larger or synchronous message
   // travels as a packet, its pointer in the slot.
-  static constexpr std::uint32_t kInlineBytes = 44;
+  static constexpr std::uint32_t kInlineBytes = 40;
   static constexpr std::uint32_t kViaPacket = ~std::uint32_t{0};
   struct alignas(64) Slot {
+    // Position + 1 of the message the slot holds (released by the producer last): the consumer
+    // polls the slot it takes next, so a message moves in its own line and no index line
+    // bounces between the cores (the shared-memory transports' fast boxes do the same).
+    std::atomic<std::uint32_t> seq;
+    std::uint32_t bytes;  // kViaPacket: `data` holds a Packet*
     std::uint64_t ident;  // the message's identity (MPI_Cancel of its send)
     int src, tag;
-    std::uint32_t bytes;  // kViaPacket: `data` holds a Packet*
     char data[kInlineBytes];
     Packet* packet() const {
       Packet* p;
@@ -49,7 +53,9 @@ class FastBox {
   static_assert(sizeof(Slot) == 64);
 
   // `slots`: a power of two.
-  explicit FastBox(std::uint32_t slots) : put_mask_(slots - 1), put_slots_(new Slot[slots]), mask_(slots - 1), slots_(put_slots_) {}
+  explicit FastBox(std::uint32_t slots) : put_mask_(slots - 1), put_slots_(new Slot[slots]), mask_(slots - 1), slots_(put_slots_) {
+    for (std::uint32_t i = 0; i < slots; ++i) slots_[i].seq.store(0, std::memory_order_relaxed);  // position 0 waits for 1
+  }
   ~FastBox() { delete[] slots_; }
   FastBox(const FastBox&) = delete;
   FastBox& operator=(const FastBox&) = delete;
@@ -57,34 +63,40 @@ class FastBox {
   // Producer side (with produce_lock() held where several threads send as one rank): the next
   // free slot, to fill and then publish(); nullptr when the ring is full.
   Slot* claim() {
-    const std::uint32_t t = tail_.load(std::memory_order_relaxed);
+    const std::uint32_t t = tail_;
     if (t - head_seen_ > put_mask_) {
       head_seen_ = head_.load(std::memory_order_acquire);
       if (t - head_seen_ > put_mask_) return nullptr;
     }
     return &put_slots_[t & put_mask_];
   }
-  void publish() { tail_.store(tail_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  void publish() {
+    const std::uint32_t t = tail_++;
+    put_slots_[t & put_mask_].seq.store(t + 1, std::memory_order_release);
+  }
   SpinLock& produce_lock() { return producer_mu_; }
-  // Whether a message waits (the holder's view).
-  bool holds() const { return head_.load(std::memory_order_relaxed) != tail_.load(std::memory_order_acquire); }
+  // Whether a message waits (any thread may ask; the answer may be stale at once).
+  bool holds() const {
+    const std::uint32_t h = head_.load(std::memory_order_acquire);
+    return slots_[h & mask_].seq.load(std::memory_order_acquire) == h + 1;
+  }
 
   // Consumer side (the mailbox lock's holder): calls take(slot) for each message in order; the
   // slots are given back when it returns.
   template <class Take>
   void drain(Take&& take) {
-    std::uint32_t h = head_.load(std::memory_order_relaxed);
-    const std::uint32_t t = tail_.load(std::memory_order_acquire);
-    if (h == t) return;
-    for (; h != t; ++h) take(slots_[h & mask_]);
-    head_.store(h, std::memory_order_release);
+    const std::uint32_t first = head_.load(std::memory_order_relaxed);
+    std::uint32_t h = first;
+    for (; slots_[h & mask_].seq.load(std::memory_order_acquire) == h + 1; ++h) take(slots_[h & mask_]);
+    if (h != first) head_.store(h, std::memory_order_release);
   }
 
  private:
-  // The producer's line: where it writes next, the consumer's position it last saw, and its own
-  // copy of the ring's shape (reading the consumer's copy would fetch the line the consumer
-  // writes on every drain: a cache miss per message, measured).
-  alignas(64) std::atomic<std::uint32_t> tail_{0};
+  // The producer's line: where it writes next (its own: the consumer reads the slots), the
+  // consumer's position it last saw, and its own copy of the ring's shape (reading the
+  // consumer's copy would fetch the line the consumer writes on every drain: a cache miss per
+  // message, measured).
+  alignas(64) std::uint32_t tail_ = 0;
   std::uint32_t head_seen_ = 0;
   const std::uint32_t put_mask_;
   Slot* const put_slots_;
