@@ -27,12 +27,13 @@ struct Entry {
 inline Entry classify(MPI_Request h) {
   Entry e;
   if (h == MPI_REQUEST_NULL) return e;
-  if (!is_engine_request(h)) {
+  bool ours = false;
+  if (requests_made()) e.r = find_request(handle_bits(h), &ours);
+  if (!ours) {
     e.what = Entry::kMpi;
     e.mpi = h;
     return e;
   }
-  e.r = request_of(h);
   if (!e.r) {
     e.what = Entry::kFreed;
     return e;

@@ -55,6 +55,14 @@ inline bool in_request_space(std::uintptr_t bits) {
   return request_space::slot_of(bits, &i) && i < request_space::g_space.next.load(std::memory_order_acquire);
 }
 
+// Both at once (the wait and test families classify every handle): nullptr with *ours true for
+// a released handle of the space, *ours false for a handle that is not the engine's.
+inline Request* find_request(std::uintptr_t bits, bool* ours) {
+  std::uint32_t i;
+  *ours = request_space::slot_of(bits, &i) && i < request_space::g_space.next.load(std::memory_order_acquire);
+  return *ours ? request_space::g_space.slots[i].load(std::memory_order_acquire) : nullptr;
+}
+
 // True once any request handle has been made: until then no call needs to look.
 extern std::atomic<bool> g_requests_made;
 inline bool requests_made() { return g_requests_made.load(std::memory_order_relaxed); }
