@@ -62,7 +62,7 @@ class Batch {
   int wait() {
     int rc = MPI_SUCCESS;
     for (auto& s : sends_) {
-      wait_done(s.done, k_.c->family, s.waits_in);
+      wait_done(s.done, k_.c->family, s.waits_in, &s);
       if (s.err != MPI_SUCCESS) rc = s.err;
     }
     for (auto& r : recvs_) {

@@ -1,5 +1,7 @@
 // Moving a message into a receive, and statuses (operations.h): the part of a message's life
 // that calls the MPI (datatype copies, status fields, the acknowledgement of a synchronous send).
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -36,9 +38,45 @@ void result(RecvOp* r, int src, int tag, std::size_t bytes) {
 }
 }  // namespace
 
+namespace {
+// Below this a copy is not shared: the sender would notice it too late to take a part.
+constexpr std::size_t kShareFrom = 128 * 1024;
+constexpr std::size_t kChunk = 32 * 1024;
+
+// The receiver's side of a shared copy: publishes it, takes chunks, waits for the sender's.
+void shared_copy(SendOp* s, const void* from, void* to, std::size_t bytes) {
+  SharedCopy& c = s->share;
+  c.from = static_cast<const char*>(from);
+  c.to = static_cast<char*>(to);
+  c.bytes = bytes;
+  const auto n = static_cast<std::uint32_t>((bytes + kChunk - 1) / kChunk);
+  c.next.store(0, std::memory_order_relaxed);
+  c.finished.store(0, std::memory_order_relaxed);
+  c.chunks.store(n, std::memory_order_release);
+  help_copy(c);
+  for (unsigned i = 0; c.finished.load(std::memory_order_acquire) != n; ++i) {
+    if (i < 1024) __builtin_ia32_pause();
+    else sched_yield();  // the sender was preempted inside a chunk
+  }
+  c.chunks.store(0, std::memory_order_relaxed);  // a later look by the sender finds nothing to take
+}
+}  // namespace
+
+void help_copy(SharedCopy& s) {
+  const std::uint32_t n = s.chunks.load(std::memory_order_acquire);
+  if (n == 0) return;
+  for (std::uint32_t i; (i = s.next.fetch_add(1, std::memory_order_relaxed)) < n;) {
+    const std::size_t off = std::size_t{i} * kChunk;
+    std::memcpy(s.to + off, s.from + off, std::min(kChunk, s.bytes - off));
+    s.finished.fetch_add(1, std::memory_order_release);
+  }
+}
+
 void deliver(Packet* p, RecvOp* r) {
   result(r, p->src, p->tag, p->bytes);
   if (p->data) unpack(p->data, r->r_bytes, r->buf);
+  else if (r->r_bytes >= kShareFrom && contiguous(p->sender->buf) && contiguous(r->buf))
+    shared_copy(p->sender, p->sender->buf.buf, const_cast<void*>(r->buf.buf), r->r_bytes);
   else copy(p->sender->buf, r->buf, r->r_bytes);
   if (p->sender) p->sender->complete();
   if (p->ack_proc >= 0) remote_ack(p->comm->family, p->ack_proc, p->ack_id);

@@ -79,7 +79,7 @@ int send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMode mode
   op.unseen = true;
   int rc = start_send(c, me, b, dest, tag, mode, ch, &op);
   if (rc != MPI_SUCCESS || op.completed_at_start) return rc;
-  wait_done(op.done, c->family, op.waits_in);
+  wait_done(op.done, c->family, op.waits_in, &op);
   return op.err;
 }
 

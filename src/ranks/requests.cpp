@@ -142,7 +142,9 @@ void cancel(Request* r) {
   cancel_send(&r->send);
 }
 
-void wait_for(Request* r) { wait_done(r->done, r->comm ? r->comm->family : nullptr, matched_in(r)); }
+void wait_for(Request* r) {
+  wait_done(r->done, r->comm ? r->comm->family : nullptr, matched_in(r), r->has_recv ? nullptr : &r->send);
+}
 
 int persistent_init(Comm* c, int me, bool is_recv, const TypedBuffer& b, int peer, int tag, SendMode mode,
                     MPI_Request* out) {

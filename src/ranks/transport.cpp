@@ -271,7 +271,7 @@ namespace {
 constexpr long kBriefSleepNs = 200'000;
 }  // namespace
 
-void wait_done(Done& d, const Family* f, Mailbox* box) {
+void wait_done(Done& d, const Family* f, Mailbox* box, SendOp* helping) {
   if (d.is()) return;
   if (!box) return wait_done(d, f);
   if (f && f->multi_process()) {
@@ -280,6 +280,7 @@ void wait_done(Done& d, const Family* f, Mailbox* box) {
   }
   if (spin_then_yield([&] {
         box->poll();
+        if (helping) help_copy(helping->share);
         return !d.is();
       }))
     return;

@@ -37,8 +37,9 @@ void remove_polled_family(Family* f);
 void wait_done(Done& d, const Family* f);
 // The same for an operation whose message is matched in `box` (a receive's mailbox, or the one
 // a waiting send went to): the thread polls it while it spins, and parks it before it sleeps
-// (mailbox.h).
-void wait_done(Done& d, const Family* f, Mailbox* box);
+// (mailbox.h). `helping`: a waiting send, which takes a share of its receiver's copy while it
+// spins (operations.h: SharedCopy).
+void wait_done(Done& d, const Family* f, Mailbox* box, SendOp* helping = nullptr);
 
 // Puts a message (with its packet) into dst's mailbox, or completes the receive it matches.
 void arrive_local(Comm* c, Channel ch, int dst, Packet* p);

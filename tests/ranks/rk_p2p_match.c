@@ -17,7 +17,13 @@
         receiver takes them per source, then (second tag) with MPI_ANY_SOURCE: the numbers
         must rise by one per source;
      d. 4 MiB messages: to r+1 and to r+N/2, received from r-1 and r-N/2 (intra- and
-        inter-process), every element checked. */
+        inter-process), every element checked;
+     e. large copies a receiver shares with its waiting sender (delivery.cpp): to r+1, sizes
+        around where sharing starts and not a multiple of its chunks (128 KiB - 4 B to 1 MiB +
+        12 B), the sender waiting in MPI_Send, MPI_Ssend, MPI_Wait, an MPI_Test loop and a
+        persistent send started three times; a 1 MiB message into a 600 KiB receive
+        (MPI_ERR_TRUNCATE, the part that fits correct, the rest of a larger buffer untouched);
+        a vector receive type (not shared). Every element checked. */
 #include <omp.h>
 
 #include "ranks_util.h"
@@ -260,6 +266,100 @@ static void part_huge(int r, int round) {
   free(buf);
 }
 
+/* ---- e. shared copies ---- */
+static void check_ints(const int* in, int n, int from, int r, int tag, int round, const char* what) {
+  int bad = pattern_verify(in, n, from, r, tag, round);
+  CHECK(bad < 0, "%s of %d ints from %d: element %d wrong", what, n, from, bad);
+}
+
+static void part_shared(int r, int round) {
+  const int to = (r + 1) % N, from = (r - 1 + N) % N;
+  static const int sizes[] = {32767, 32768, 32771, 65536 + 5, 262144 + 3};  /* ints */
+  enum { kMax = 262144 + 3 };
+  int* out = malloc(kMax * sizeof(int));
+  int* in = malloc((kMax + 16) * sizeof(int));
+  for (int w = 0; w < 4; ++w) /* how the sender waits */
+    for (unsigned k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+      const int n = sizes[k], tag = 500 + w;
+      MPI_Request rq, sq;
+      MPI_Status st;
+      MPI_OK(MPI_Irecv(in, n, MPI_INT, from, tag, tc, &rq));
+      pattern_fill(out, n, r, to, tag, round + (int)k);
+      if (w == 0) {
+        MPI_OK(MPI_Send(out, n, MPI_INT, to, tag, tc));
+      } else if (w == 1) {
+        MPI_OK(MPI_Ssend(out, n, MPI_INT, to, tag, tc));
+      } else if (w == 2) {
+        MPI_OK(MPI_Isend(out, n, MPI_INT, to, tag, tc, &sq));
+        MPI_OK(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+      } else {
+        int done = 0;
+        MPI_OK(MPI_Isend(out, n, MPI_INT, to, tag, tc, &sq));
+        while (!done) MPI_OK(MPI_Test(&sq, &done, MPI_STATUS_IGNORE));
+      }
+      MPI_OK(MPI_Wait(&rq, &st));
+      int c = -1;
+      MPI_Get_count(&st, MPI_INT, &c);
+      CHECK(c == n && st.MPI_SOURCE == from, "wait %d, %d ints: count %d from %d", w, n, c, st.MPI_SOURCE);
+      check_ints(in, n, from, r, tag, round + (int)k, "a shared copy");
+    }
+  /* A persistent send started three times, the payload changing. */
+  MPI_Request ps;
+  const int n = 65536 + 5;
+  MPI_OK(MPI_Send_init(out, n, MPI_INT, to, 510, tc, &ps));
+  for (int i = 0; i < 3; ++i) {
+    MPI_Request rq;
+    MPI_OK(MPI_Irecv(in, n, MPI_INT, from, 510, tc, &rq));
+    pattern_fill(out, n, r, to, 510, round * 3 + i);
+    MPI_OK(MPI_Start(&ps));
+    MPI_OK(MPI_Wait(&ps, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    check_ints(in, n, from, r, 510, round * 3 + i, "a persistent send");
+  }
+  MPI_OK(MPI_Request_free(&ps));
+  /* Truncation: 1 MiB into 600 KiB (153600 ints) of a larger buffer. */
+  {
+    const int big = 262144, fits = 153600;
+    for (int i = 0; i < kMax + 16; ++i) in[i] = -7;
+    MPI_Request rq;
+    MPI_Status st;
+    MPI_OK(MPI_Irecv(in, fits, MPI_INT, from, 511, tc, &rq));
+    pattern_fill(out, big, r, to, 511, round);
+    MPI_OK(MPI_Send(out, big, MPI_INT, to, 511, tc));
+    int rc = MPI_Wait(&rq, &st);
+    CHECK(rk_error_class(rc) == MPI_ERR_TRUNCATE, "1 MiB into 600 KiB: class %d, expected MPI_ERR_TRUNCATE", rk_error_class(rc));
+    check_ints(in, fits, from, r, 511, round, "a truncated receive");
+    int spill = -1;
+    for (int i = fits; i < kMax + 16 && spill < 0; ++i)
+      if (in[i] != -7) spill = i;
+    CHECK(spill < 0, "1 MiB into 600 KiB: element %d beyond the receive written", spill);
+  }
+  /* A vector receive type: the copy goes through the MPI's unpacking, not shared. */
+  {
+    const int blocks = 65536, n = 2 * blocks; /* 512 KiB of ints in blocks of 2, stride 3 */
+    MPI_Datatype v;
+    MPI_OK(MPI_Type_vector(blocks, 2, 3, MPI_INT, &v));
+    MPI_OK(MPI_Type_commit(&v));
+    int* vin = malloc((size_t)3 * blocks * sizeof(int));
+    for (int i = 0; i < 3 * blocks; ++i) vin[i] = -7;
+    MPI_Request rq;
+    MPI_OK(MPI_Irecv(vin, 1, v, from, 512, tc, &rq));
+    pattern_fill(out, n, r, to, 512, round);
+    MPI_OK(MPI_Send(out, n, MPI_INT, to, 512, tc));
+    MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    int bad = -1;
+    for (int b = 0; b < blocks && bad < 0; ++b)
+      if (vin[3 * b] != pattern_val(from, r, 512, round, 2 * b) || vin[3 * b + 1] != pattern_val(from, r, 512, round, 2 * b + 1) ||
+          vin[3 * b + 2] != -7)
+        bad = b;
+    CHECK(bad < 0, "a vector receive of 512 KiB: block %d wrong", bad);
+    free(vin);
+    MPI_OK(MPI_Type_free(&v));
+  }
+  free(in);
+  free(out);
+}
+
 int main(int argc, char** argv) {
   rk_init(&argc, &argv, "rk_p2p_match");
   if (argc < 3) {
@@ -288,6 +388,8 @@ int main(int argc, char** argv) {
       part_order(r, round);
       STAGE("d. 4 MiB");
       part_huge(r, round);
+      STAGE("e. shared copies");
+      part_shared(r, round);
       STAGE("end of region");
       MPI_OK(MPIX_Threadcomm_finish(tc));
       rk_my = -1;
