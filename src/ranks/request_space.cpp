@@ -2,13 +2,12 @@
 
 #include <sys/mman.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <vector>
+#include <type_traits>
 
-#include "runtime/config.h"
+#include "ranks/pools.h"
 
 namespace tsmpi::ranks {
 
@@ -23,21 +22,15 @@ using request_space::g_space;
 using request_space::kSlots;
 using request_space::kStride;
 
-constexpr unsigned kCacheMax = 64;
+// Free slot numbers: per-thread caches in front of a shared stack (pools.h).
+struct RequestSlots;
+using FreeSlots = FreeList<std::uint32_t, RequestSlots>;
 
-// Free slots no thread caches; taken once per kCacheMax/2 handles.
-struct Shared {
-  std::mutex mu;
-  std::vector<std::uint32_t> free;
-  std::atomic<std::size_t> size{0};  // free.size(), read without the lock: empty, no need to take it
-};
-Shared& shared() {
-  static Shared* s = new Shared;  // never destroyed: requests may be completed during exit
-  return *s;
-}
-
-// Reserves the table and the handles' range, once (under the shared lock).
+// Reserves the table and the handles' range, on the first handle of all.
 void reserve_space() {
+  static std::mutex mu;
+  std::lock_guard g(mu);
+  if (g_space.base.load(std::memory_order_relaxed)) return;  // another thread was first
   void* s = mmap(nullptr, sizeof(std::atomic<Request*>) * kSlots, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (s == MAP_FAILED) {
@@ -60,50 +53,12 @@ void reserve_space() {
   }
   g_space.base.store(base, std::memory_order_release);
 }
-
-// A thread's free slots: a plain thread-local array (constinit: one TLS access, no guard), handed
-// to the shared stack when the thread ends (Flusher, made on the thread's first release).
-struct Cache {
-  std::uint32_t items[kCacheMax];
-  unsigned n;
-  bool armed;
-};
-constinit TSMPI_TLS Cache tl_cache{};
-struct Flusher {
-  bool touched = false;
-  ~Flusher() {
-    Cache& c = tl_cache;
-    if (c.n == 0) return;
-    Shared& s = shared();
-    std::lock_guard g(s.mu);
-    s.free.insert(s.free.end(), c.items, c.items + c.n);
-    s.size.store(s.free.size(), std::memory_order_relaxed);
-    c.n = 0;
-  }
-};
-TSMPI_TLS Flusher tl_flusher;
-
-void refill(Cache& c) {
-  Shared& s = shared();
-  if (g_space.base.load(std::memory_order_relaxed) && s.size.load(std::memory_order_relaxed) == 0) return;
-  std::lock_guard g(s.mu);
-  if (!g_space.base.load(std::memory_order_relaxed)) reserve_space();
-  const std::size_t take = std::min<std::size_t>(s.free.size(), kCacheMax / 2);
-  for (std::size_t i = 0; i < take; ++i) {
-    c.items[c.n++] = s.free.back();
-    s.free.pop_back();
-  }
-  s.size.store(s.free.size(), std::memory_order_relaxed);
-}
 }  // namespace
 
 std::uintptr_t make_request_handle(Request* r) {
-  Cache& c = tl_cache;
-  if (c.n == 0) refill(c);  // also reserves the space on the first handle of all
+  if (!g_space.base.load(std::memory_order_acquire)) reserve_space();
   std::uint32_t i;
-  if (c.n != 0) {
-    i = c.items[--c.n];
-  } else {
+  if (!FreeSlots::take(&i)) {
     i = g_space.next.fetch_add(1, std::memory_order_relaxed);
     if (i >= kSlots) {
       g_space.next.store(kSlots, std::memory_order_relaxed);
@@ -119,19 +74,7 @@ void release_request_handle(std::uintptr_t bits) {
   std::uint32_t i;
   if (!request_space::slot_of(bits, &i)) return;
   g_space.slots[i].store(nullptr, std::memory_order_release);
-  Cache& c = tl_cache;
-  if (!c.armed) {
-    tl_flusher.touched = true;  // constructs it, so its destructor runs at the thread's end
-    c.armed = true;
-  }
-  if (c.n == kCacheMax) {
-    Shared& s = shared();
-    std::lock_guard g(s.mu);
-    s.free.insert(s.free.end(), c.items + kCacheMax / 2, c.items + c.n);
-    s.size.store(s.free.size(), std::memory_order_relaxed);
-    c.n = kCacheMax / 2;
-  }
-  c.items[c.n++] = i;
+  FreeSlots::give(i);
 }
 
 }  // namespace tsmpi::ranks
