@@ -1,10 +1,9 @@
 // Moving a message into a receive, and statuses (operations.h): the part of a message's life
 // that calls the MPI (datatype copies, status fields, the acknowledgement of a synchronous send).
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 
+#include "locking/backoff.h"
 #include "locking/serialize_lock.h"
 #include "ranks/comm.h"
 #include "ranks/operations.h"
@@ -54,10 +53,8 @@ void shared_copy(SendOp* s, const void* from, void* to, std::size_t bytes) {
   c.finished.store(0, std::memory_order_relaxed);
   c.chunks.store(n, std::memory_order_release);
   help_copy(c);
-  for (unsigned i = 0; c.finished.load(std::memory_order_acquire) != n; ++i) {
-    if (i < 1024) __builtin_ia32_pause();
-    else sched_yield();  // the sender was preempted inside a chunk
-  }
+  // The sender finishes the chunks it took (it may have been preempted inside one).
+  for (Backoff b; c.finished.load(std::memory_order_acquire) != n;) b.pause();
   c.chunks.store(0, std::memory_order_relaxed);  // a later look by the sender finds nothing to take
 }
 }  // namespace
