@@ -101,7 +101,7 @@ struct Arrival {
 };
 
 // What a local rank is in a communicator of thread-ranks.
-struct Member {
+struct alignas(64) Member {  // one line per local rank: members count collectives at once
   Comm* comm = nullptr;
   int rank = 0;
   bool joined = false;                  // the rank has the communicator (made, or started)
