@@ -1,28 +1,38 @@
 /* Promela model of the thread-rank engine's two lock-free rendezvous (src/ranks/team.h) and the
    futex-style waits under them (src/ranks/wake.h). One run explores five configurations (init
    picks one nondeterministically, so the state space is their sum):
-   1. Team: 3 members x 3 rounds of a hierarchical collective. Rounds are numbered per member
-      when the call is made and a nonblocking call (MPI_Ibcast, MPI_Iallreduce, ...) runs on a
-      background worker, so one member can have several rounds in flight: every (member, round)
-      call is its own process, which covers any mix of blocking and nonblocking calls. Member
-      i's call of round k: enter (wait until its own departed >= k, i.e. its round k-1 is over),
-      write its note and buffers of parity k mod 2 (tagged k+1), store arrived[i][k mod 2] = k+1,
-      meet (wait until every other arrived[j][k mod 2] >= k+1 and read its note), then one of
-      three data paths (one per round, so that rounds 0 and 2, which share notes, differ):
-        round 0, inline (a small Bcast/Allreduce): the notes read at the meeting are all;
-        round 1, a large Bcast from root 1: the others read the root's buffer; the root waits
+   1. Team: 3 members x R rounds of a hierarchical collective (R = 4 by default). Rounds are
+      numbered per member when the call is made and a nonblocking call (MPI_Ibcast,
+      MPI_Iallreduce, ...) runs on a background worker, so one member can have several rounds
+      in flight: every (member, round) call is its own process, which covers any mix of
+      blocking and nonblocking calls. Each member has DEPTH notes and buffers, used in turn
+      (slot k mod DEPTH). Member i's call of round k: enter (wait until its own departed >= k,
+      i.e. its round k-1 is over; when k is a multiple of HALF = DEPTH / 2 and k >= HALF, wait
+      until every other departed >= k - HALF, i.e. nobody still reads the slots rounds k ..
+      k + HALF - 1 refill), write its note and buffers of slot k mod DEPTH (tagged k+1), store
+      arrived[i][slot] = k+1, then one of three data paths:
+        rounds 0 .. R-3, a small broadcast from root 0: the root arrives and departs without
+          waiting for anyone (it may run ahead); the others wait until the root's arrived >=
+          k+1 and read its note;
+        round R-2, a large Bcast from root 1: every member meets (waits until every other
+          arrived >= k+1 and reads its note); the others read the root's buffer; the root waits
           until every departed >= k+1 before returning;
-        round 2, a large reduction: the leader (member 0) reads every member's buffer,
-          allocates round k's result (acc[k]), leaves `shared` = k+1 and stores published = k+1;
-          the others wait until published >= k+1 and read `shared` and acc[k]; the leader waits
-          until every departed >= k+1, then frees acc[k];
+        round R-1, a large reduction: every member meets; the leader (member 0) reads every
+          member's buffer, allocates round k's result (acc[k]), leaves `shared` = k+1 and
+          stores published = k+1; the others wait until published >= k+1 and read `shared`
+          and acc[k]; the leader waits until every departed >= k+1, then frees acc[k];
       then departs (departed[i] = k+1). A call's buffer is live until the call returns.
       Checked: every note and buffer read is tagged with the reader's round and live; `shared`
-      and acc[k] are round k's when read; a member writing its note or buffers of a parity never
+      and acc[k] are round k's when read; a member writing its note or buffers of a slot never
       overwrites one that a call of another round may still read (ghost `reading`, set when the
       call starts reading, asserted at the write); everybody finishes. Team's waits are
       Gate::wait_until's contract -- a guard on the value -- which configurations 2, 4 and 5
-      check of the Gate itself.
+      check of the Gate itself. The CTest runs DEPTH = 2 with R = 4: every slot is reused and
+      the root of rounds 0 and 1 runs ahead into round 2, which refills round 0's slot; the
+      departures are checked at every round (HALF = 1), the same formula as the code's
+      kCheckEvery = 32. DEPTH = 4 (checked every second round) needs R >= 7 for a root to run
+      past a whole ring; at R = 6 safety alone took 10^7 states and 2.3 GB, so it is not run:
+      tests/ranks/rk_coll.c's broadcast stream fails without the check at the code's depth.
    2. ThreadBarrier: 3 threads x 3 barriers on the full Gate; each barrier returns the indices
       0, 1, 2 once each and nobody leaves barrier r before all three have entered it.
    3. Done: one set() against two wait()ers; a waiter returns only after set() and never
@@ -43,15 +53,19 @@
    Checked by (the command for a CTest test):
      models/check.sh models/team.pml WORKDIR \
          --expect-assertion-with MUTANT_NO_ARRIVAL_WAIT \
+         --expect-assertion-with MUTANT_NO_RING_CHECK \
          --expect-assertion-with MUTANT_NO_WAIT_DEPARTED \
          --expect-deadlock-with MUTANT_GATE_EARLY_SLEEPERS \
          --expect-assertion-with MUTANT_DONE_LOAD_STORE
    i.e. no assertion violation, no invalid end state (deadlock), no non-progress cycle, and
    spin must find the failure of each mutant:
      MUTANT_NO_ARRIVAL_WAIT      enter() without waiting for the member's own previous round: its
-                                 call of round k+2 overwrites a note a call of round k still
-                                 reads (possible because a member can have rounds in flight
-                                 on workers; with one call at a time the meetings suffice);
+                                 call of round k+DEPTH overwrites a note a call of round k
+                                 still reads (possible because a member can have rounds in
+                                 flight on workers);
+     MUTANT_NO_RING_CHECK        enter() without waiting for the others' departures: a small
+                                 broadcast's root, running ahead, overwrites a note of round
+                                 k-DEPTH a slower member still reads;
      MUTANT_NO_WAIT_DEPARTED     the root and the leader return without wait_departed(): the
                                  root's buffer or acc[k] is freed while others read it;
      MUTANT_GATE_EARLY_SLEEPERS  Gate::advance/store_and_wake read `sleepers` before changing
@@ -60,8 +74,15 @@
                                  CASes 0 -> 2 in between sleeps forever after set(). */
 
 #define N 3             /* members / threads */
-#define R 3             /* rounds */
-#define NCALL 9         /* N * R Team calls */
+#ifndef R
+#define R 4             /* Team rounds (ThreadBarrier: 3 barriers) */
+#endif
+#ifndef DEPTH
+#define DEPTH 2         /* Team::kDepth: notes and buffers per member */
+#endif
+#define HALF (DEPTH / 2)  /* Team::kCheckEvery */
+#define NCALL (N * R)   /* Team calls */
+#define BR 3            /* ThreadBarrier rounds */
 #define ALL 7           /* (1 << N) - 1 */
 
 /* ---- Gate (src/ranks/wake.h): value, sleepers, and the futex on value ---- */
@@ -140,8 +161,9 @@ inline gate_wait_until(ug, utarget, ume) {
 byte finished;
 
 /* ---- 1. Team ---- */
-byte arrived[6];        /* Team note arrived gates: member i, parity q at [i * 2 + q] */
-byte note[6];           /* note and buffers of member i, parity q: k + 1 when written by round k */
+#define SLOTS (N * DEPTH)
+byte arrived[SLOTS];    /* Team note arrived gates: member i, slot q at [i * DEPTH + q] */
+byte note[SLOTS];       /* note and buffers of member i, slot q: k + 1 when written by round k */
 byte departed[N];       /* member i's departed gate */
 byte published;         /* the leader's published_round gate */
 bit buf[NCALL];         /* the buffer of call p = i * R + k: 1 while the call has not returned */
@@ -149,18 +171,29 @@ byte shared;            /* Team::Published::shared: k + 1 when left by round k's
 bit acc[R];             /* round k's result buffer (`shared` points to it): 1 until freed */
 byte reading[NCALL];    /* ghost: bit j: call p may still read member j's note/buffers */
 
-/* ghost: member i writing its note of round k's parity; no call of another round of that
-   parity may still read it */
-#define STALE(p, i, k) ((reading[p] & (1 << (i))) != 0 && (p) % R != (k) && ((p) % R) % 2 == (k) % 2)
-#define NO_STALE_READER(i, k) \
-  assert(!(STALE(0, i, k) || STALE(1, i, k) || STALE(2, i, k) || STALE(3, i, k) || \
-           STALE(4, i, k) || STALE(5, i, k) || STALE(6, i, k) || STALE(7, i, k) || \
-           STALE(8, i, k)))
-
-#define READ_NOTE(j, k) assert(note[(j) * 2 + (k) % 2] == (k) + 1)
-#define READ_BUF(j, k) assert(note[(j) * 2 + (k) % 2] == (k) + 1 && buf[(j) * R + (k)] == 1)
-#define ARRIVED(j, k) (arrived[(j) * 2 + (k) % 2] >= (k) + 1)
+#define SLOT(i, k) ((i) * DEPTH + (k) % DEPTH)
+/* ghost: member i writing its note of round k's slot; no call of another round of that slot
+   may still read it */
+#define STALE(p, i, k) ((reading[p] & (1 << (i))) != 0 && (p) % R != (k) && ((p) % R) % DEPTH == (k) % DEPTH)
+#define READ_NOTE(j, k) assert(note[SLOT(j, k)] == (k) + 1)
+#define READ_BUF(j, k) assert(note[SLOT(j, k)] == (k) + 1 && buf[(j) * R + (k)] == 1)
+#define ARRIVED(j, k) (arrived[SLOT(j, k)] >= (k) + 1)
 #define DEPARTED_ALL(k) (departed[0] >= (k) + 1 && departed[1] >= (k) + 1 && departed[2] >= (k) + 1)
+#ifdef MUTANT_NO_ARRIVAL_WAIT
+#define OWN_ROUND_OVER(i, k) true
+#else
+#define OWN_ROUND_OVER(i, k) (departed[i] >= (k))
+#endif
+#ifdef MUTANT_NO_RING_CHECK
+#define RING_FREE(i, k) true
+#else
+#define LEFT(j, i, r) ((i) == (j) || departed[j] >= (r))
+#define RING_FREE(i, k) \
+  ((k) % HALF != 0 || (k) < HALF || (LEFT(0, i, (k) - HALF) && LEFT(1, i, (k) - HALF) && LEFT(2, i, (k) - HALF)))
+#endif
+#define SMALL(k) ((k) < R - 2)        /* a small broadcast from root 0 */
+#define LARGE_BCAST(k) ((k) == R - 2)  /* from root 1 */
+#define REDUCTION(k) ((k) == R - 1)    /* leader 0 */
 
 /* Member i's call of round k. Team's waits are Gate::wait_until's contract (returns once the
    value has reached the target; never sleeps through the change, which configurations 2, 4 and 5
@@ -168,44 +201,50 @@ byte reading[NCALL];    /* ghost: bit j: call p may still read member j's note/b
    with the step after it loses no behaviour. */
 proctype call(byte i; byte k) {
   byte me = i * R + k;
-  d_step {   /* enter: the member's own round k-1 is over; fill the note and buffers */
-#ifndef MUTANT_NO_ARRIVAL_WAIT
-    departed[i] >= k;
-#endif
-    NO_STALE_READER(i, k);
-    note[i * 2 + k % 2] = k + 1
+  byte p;
+  d_step {   /* enter: the member's own round k-1 is over, and nobody reads the slots it refills */
+    OWN_ROUND_OVER(i, k) && RING_FREE(i, k);
+    for (p : 0 .. NCALL - 1) { assert(!STALE(p, i, k)) };
+    p = 0;
+    note[SLOT(i, k)] = k + 1
   };
-  arrived[i * 2 + k % 2] = k + 1;
-  d_step {   /* meet: every member arrived; every note read */
-    ARRIVED(0, k) && ARRIVED(1, k) && ARRIVED(2, k);
-    READ_NOTE(0, k); READ_NOTE(1, k); READ_NOTE(2, k);
-    if
-    :: k == 1 && i != 1 -> reading[me] = 1 << 1   /* the root's buffer, next */
-    :: k == 2 && i == 0 -> reading[me] = ALL      /* every buffer, next */
-    :: else -> reading[me] = 0
-    fi
-  };
+  arrived[SLOT(i, k)] = k + 1;
   if
-  :: k == 1 && i != 1 ->   /* large bcast: copy from the root's buffer */
-     d_step { READ_BUF(1, k); reading[me] = 0 }
-  :: k == 2 && i == 0 ->   /* large reduction: the leader combines and publishes */
-     d_step {
-       READ_BUF(0, k); READ_BUF(1, k); READ_BUF(2, k);
-       acc[k] = 1; shared = k + 1;
-       reading[me] = 0
+  :: SMALL(k) && i == 0 -> skip   /* the root waits for nobody */
+  :: SMALL(k) && i != 0 ->        /* meet_one: the root's note */
+     d_step { ARRIVED(0, k); READ_NOTE(0, k) }
+  :: else ->
+     d_step {   /* meet: every member arrived; every note read */
+       ARRIVED(0, k) && ARRIVED(1, k) && ARRIVED(2, k);
+       READ_NOTE(0, k); READ_NOTE(1, k); READ_NOTE(2, k);
+       if
+       :: LARGE_BCAST(k) && i != 1 -> reading[me] = 1 << 1   /* the root's buffer, next */
+       :: REDUCTION(k) && i == 0 -> reading[me] = ALL        /* every buffer, next */
+       :: else -> reading[me] = 0
+       fi
      };
-     published = k + 1
-  :: k == 2 && i != 0 ->
-     d_step { published >= k + 1; assert(shared == k + 1 && acc[k] == 1) }
-  :: else -> skip
+     if
+     :: LARGE_BCAST(k) && i != 1 ->   /* large bcast: copy from the root's buffer */
+        d_step { READ_BUF(1, k); reading[me] = 0 }
+     :: REDUCTION(k) && i == 0 ->     /* large reduction: the leader combines and publishes */
+        d_step {
+          READ_BUF(0, k); READ_BUF(1, k); READ_BUF(2, k);
+          acc[k] = 1; shared = k + 1;
+          reading[me] = 0
+        };
+        published = k + 1
+     :: REDUCTION(k) && i != 0 ->
+        d_step { published >= k + 1; assert(shared == k + 1 && acc[k] == 1) }
+     :: else -> skip
+     fi
   fi;
   departed[i] = k + 1;
   d_step {   /* the root of a large bcast and the leader: wait_departed(k); return */
 #ifndef MUTANT_NO_WAIT_DEPARTED
-    !((k == 1 && i == 1) || (k == 2 && i == 0)) || DEPARTED_ALL(k);
+    !((LARGE_BCAST(k) && i == 1) || (REDUCTION(k) && i == 0)) || DEPARTED_ALL(k);
 #endif
     if
-    :: k == 2 && i == 0 -> acc[k] = 0
+    :: REDUCTION(k) && i == 0 -> acc[k] = 0
     :: else -> skip
     fi;
     buf[me] = 0;   /* the caller may free or reuse its buffer */
@@ -215,13 +254,13 @@ proctype call(byte i; byte k) {
 
 /* ---- 2. ThreadBarrier ---- */
 byte bcount;            /* ThreadBarrier::count_ */
-byte bgot[R];           /* ghost: indices returned by barrier r */
-byte bentered[R];       /* ghost: threads that entered barrier r */
+byte bgot[BR];          /* ghost: indices returned by barrier r */
+byte bentered[BR];      /* ghost: threads that entered barrier r */
 
 proctype bthread(byte me) {
   byte r, g, idx, v, s;
   do
-  :: r < R ->
+  :: r < BR ->
      d_step { g = gval[GEN]; bentered[r]++ };
      d_step { idx = bcount; bcount++ };
      if
@@ -308,21 +347,19 @@ proctype gwaiter(byte me) {
 }
 
 init {
+  byte q;
   if
   :: atomic {
-       buf[0] = 1; buf[1] = 1; buf[2] = 1; buf[3] = 1; buf[4] = 1;
-       buf[5] = 1; buf[6] = 1; buf[7] = 1; buf[8] = 1;
-       run call(0, 0); run call(0, 1); run call(0, 2);
-       run call(1, 0); run call(1, 1); run call(1, 2);
-       run call(2, 0); run call(2, 1); run call(2, 2)
+       for (q : 0 .. NCALL - 1) { buf[q] = 1; run call(q / R, q % R) };
+       q = 0
      };
      finished == NCALL;
      assert(departed[0] == R && departed[1] == R && departed[2] == R && published == R);
-     assert(acc[0] == 0 && acc[1] == 0 && acc[2] == 0)
+     for (q : 0 .. R - 1) { assert(acc[q] == 0) }
   :: atomic { run bthread(0); run bthread(1); run bthread(2) };
      finished == N;
      assert(bgot[0] == ALL && bgot[1] == ALL && bgot[2] == ALL);
-     assert(bcount == 0 && gval[GEN] == R && gsleep[GEN] == 0)
+     assert(bcount == 0 && gval[GEN] == BR && gsleep[GEN] == 0)
   :: atomic { run dsetter(); run dwaiter(0); run dwaiter(1) };
      finished == 3 || timeout;
      assert(!(dset && dfut != 0));   /* a waiter sleeps on the word after set() */

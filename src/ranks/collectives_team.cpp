@@ -61,6 +61,38 @@ int barrier_team(const Coll& k) {
   return rc;
 }
 
+namespace {
+
+// A small broadcast within one process: the root leaves its data in its note and returns; the
+// others wait for that note alone (team.h: the root may run kDepth rounds ahead).
+int bcast_small(const Coll& k, const TypedBuffer& mine, long long bytes, int root) {
+  Team& t = k.c->team;
+  const int li = index_of(k);
+  const int src = k.c->local_index[static_cast<std::size_t>(root)];
+  Team::Note& n = t.enter(li, k.round);
+  n.call = team_call(k, root, DataPath::kInline);
+  n.form = form_of<BcastForm>();
+  n.rank = k.me;
+  if (li == src) {
+    pack(mine, n.data);
+    n.bytes = static_cast<int>(bytes);
+  }
+  t.arrive(li, k.round);
+  int rc = MPI_SUCCESS;
+  if (li != src) {
+    if (t.meet_one(li, src, k.round)) {
+      const Team::Note& s = t.note(src, k.round);
+      unpack(s.data, static_cast<std::size_t>(std::min<long long>(s.bytes, bytes)), mine);
+    } else {
+      rc = mismatch_code();
+    }
+  }
+  t.depart(li, k.round);
+  return rc;
+}
+
+}  // namespace
+
 int bcast_team(const Coll& k, void* buf, MPI_Count count, MPI_Datatype type, int root) {
   Comm* c = k.c;
   Team& t = c->team;
@@ -69,23 +101,13 @@ int bcast_team(const Coll& k, void* buf, MPI_Count count, MPI_Datatype type, int
   // Every member's packed size is the same (matching type signatures), so all choose alike.
   const long long bytes = packed_bytes(mine);
   const bool inline_data = c->single_process && bytes >= 0 && bytes <= static_cast<long long>(Team::kInline);
-  int rc = arrive_and_meet(t, k, li, team_call(k, root, inline_data ? DataPath::kInline : DataPath::kBuffers),
-                           form_of<BcastForm>(), [&](Team::Note& n) {
-                             t.buffers(li, k.round) = {mine, buf};
-                             if (inline_data && root == k.me) {
-                               pack(mine, n.data);
-                               n.bytes = static_cast<int>(bytes);
-                             }
-                           });
+  if (inline_data) return bcast_small(k, mine, bytes, root);
+  int rc = arrive_and_meet(t, k, li, team_call(k, root, DataPath::kBuffers), form_of<BcastForm>(),
+                           [&](Team::Note&) { t.buffers(li, k.round) = {mine, buf}; });
   int src = -1;  // the local member whose buffer the others copy
   if (rc == MPI_SUCCESS && c->single_process) {
     src = c->local_index[static_cast<std::size_t>(root)];
-    if (li != src && inline_data) {
-      const Team::Note& s = t.note(src, k.round);
-      unpack(s.data, static_cast<std::size_t>(std::min<long long>(s.bytes, bytes)), mine);
-    } else if (li != src) {
-      local_copy(t.buffers_of(src, k.round).in, mine);
-    }
+    if (li != src) local_copy(t.buffers_of(src, k.round).in, mine);
   } else if (rc == MPI_SUCCESS) {
     if (li == kLeader) {
       // The root's buffer if it lives here, else the leader's receives the processes' broadcast.
@@ -104,7 +126,7 @@ int bcast_team(const Coll& k, void* buf, MPI_Count count, MPI_Datatype type, int
     if (rc == MPI_SUCCESS && li != src) local_copy(t.buffers_of(src, k.round).in, mine);
   }
   t.depart(li, k.round);
-  if (li == src && !inline_data) t.wait_departed(li, k.round);  // the others read this buffer
+  if (li == src) t.wait_departed(li, k.round);  // the others read this buffer
   return rc;
 }
 

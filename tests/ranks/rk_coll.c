@@ -16,6 +16,8 @@
      a user-defined non-commutative operation (2x2 integer matrices multiplied mod 10007, on a
      derived datatype) with Reduce, Allreduce, Scan, Exscan, Reduce_scatter_block: the result
      must be the rank-ordered product M_0 M_1 ... ;
+     a stream of small broadcasts, 150 from each root in turn, one member stopping now and then
+     (the root runs ahead of it), with Ibcasts and Allreduces among them;
      overlap: Iallreduce, Ialltoall and Ibcast started together, completed with one Waitall;
      persistent restarts, on the threadcomm and on the split: Allreduce_init, Bcast_init,
      Allgather_init and Barrier_init started 4 times with new inputs each time (MPI_Startall +
@@ -480,6 +482,41 @@ static void overlap(MPI_Comm comm, int round) {
   free(b);
 }
 
+/* A stream of small broadcasts (up to 32 bytes: a root leaves them without waiting for the
+   others and may run ahead), 150 from each root in turn, each checked; one member (the root's
+   next) stops for 2 ms twice per root, so the root runs far ahead of it (more rounds than the
+   engine keeps: the root must wait for it before reusing them); every 50th call a nonblocking
+   Ibcast started before and completed after a blocking one; every 100th an Allreduce. */
+static void bcast_stream(MPI_Comm comm) {
+  int r, N;
+  MPI_Comm_rank(comm, &r);
+  MPI_Comm_size(comm, &N);
+  const char* what = "broadcast stream";
+  enum { kPerRoot = 150 };
+  for (int i = 0; i < kPerRoot * N && i < 1200; ++i) {
+    const int root = (i / kPerRoot) % N, n = 1 + i % 8;
+    if (N > 1 && r == (root + 1) % N && (i % kPerRoot == 3 || i % kPerRoot == 80)) usleep(2000);
+    int v[8], w[3] = {-1, -1, -1};
+    for (int j = 0; j < 8; ++j) v[j] = r == root ? V(i, j) : -1;
+    MPI_Request q = MPI_REQUEST_NULL;
+    if (i % 50 == 0) {
+      for (int j = 0; j < 3; ++j) w[j] = r == root ? V(i, 20 + j) : -1;
+      MPI_OK(MPI_Ibcast(w, 3, MPI_INT, root, comm, &q));
+    }
+    MPI_OK(MPI_Bcast(v, n, MPI_INT, root, comm));
+    for (int j = 0; j < 8; ++j) EXPECT_EQ(v[j], r == root || j < n ? V(i, j) : -1, "stream Bcast %d element %d", i, j);
+    if (i % 50 == 0) {
+      MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+      for (int j = 0; j < 3; ++j) EXPECT_EQ(w[j], V(i, 20 + j), "stream Ibcast %d element %d", i, j);
+    }
+    if (i % 100 == 99) {
+      int s = r + i, sum = -1;
+      MPI_OK(MPI_Allreduce(&s, &sum, 1, MPI_INT, MPI_SUM, comm));
+      EXPECT_EQ(sum, N * (N - 1) / 2 + N * i, "stream Allreduce %d", i);
+    }
+  }
+}
+
 #if HAVE_PCOLL
 /* Persistent collectives started again and again: their arguments are read at each start (the
    inputs change between starts); MPI_Startall and MPI_Waitall over four of them, or MPI_Start
@@ -655,6 +692,9 @@ int main(int argc, char** argv) {
       persistent_restart(tc, round);
       MPI_OK(MPI_Barrier(tc));
 #endif
+      if (r == offset) rk_set_stage("a stream of small broadcasts");
+      bcast_stream(tc);
+      MPI_OK(MPI_Barrier(tc));
       if (r == offset) rk_set_stage("overlapped nonblocking collectives");
       overlap(tc, round);
       MPI_OK(MPI_Barrier(tc));
@@ -662,6 +702,7 @@ int main(int argc, char** argv) {
       MPI_Comm s = MPI_COMM_NULL;
       MPI_OK(MPI_Comm_split(tc, r % 2, N_tc - r, &s));
       suite(s, kBlocking, round, 0);
+      bcast_stream(s);
       overlap(s, round);
 #if HAVE_PCOLL
       persistent_restart(s, round);
