@@ -17,6 +17,7 @@
 #include "ranks/api.h"
 #include "ranks/caller.h"
 #include "ranks/collective_parts.h"
+#include "ranks/local_reduction.h"
 #include "ranks/p2p.h"
 #include "ranks/ranks_stats.h"
 #include "ranks/requests.h"
@@ -31,6 +32,7 @@ void local_copy(const TypedBuffer& from, const TypedBuffer& to) {
   copy(from, to, static_cast<std::size_t>(n < m ? n : m));
 }
 int reduce_local(const void* in, void* inout, MPI_Count count, MPI_Datatype type, MPI_Op op) {
+  if (reduce_predefined(in, inout, count, type, op)) return MPI_SUCCESS;
   return mpi::locked([&] { return PMPI_Reduce_local(in, inout, static_cast<int>(count), type, op); });
 }
 }  // namespace coll
