@@ -9,12 +9,14 @@
 namespace tsmpi::ranks {
 
 namespace {
-// Spin long only while every local rank of the process can have a core of its own: the cores
-// the process may run on (mpiexec often binds a process to one core).
+// Spin and yield long only while every local rank of the process can have a core of its own:
+// the cores the process may run on (mpiexec often binds a process to one core).
 void tune_spinning(int num_threads) {
   static std::atomic<int> local_ranks{0};
   const int here = local_ranks.fetch_add(num_threads) + num_threads;
-  g_spin_ns.store(here <= usable_cores() ? 50'000 : 2'000, std::memory_order_relaxed);
+  const bool fit = here <= usable_cores();
+  g_spin_ns.store(fit ? 50'000 : 2'000, std::memory_order_relaxed);
+  g_yields.store(fit ? 2048 : 64, std::memory_order_relaxed);
 }
 
 void gather_int(MPI_Comm comm, int mine, std::vector<int>& all) {

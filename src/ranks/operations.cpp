@@ -9,6 +9,7 @@
 namespace tsmpi::ranks {
 
 std::atomic<std::int64_t> g_spin_ns{2'000};  // wake.h
+std::atomic<int> g_yields{64};               // wake.h
 constinit TSMPI_TLS std::int64_t tl_spin_ns = 0;
 
 char* Packet::reserve(std::size_t n) {
