@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "ranks/api.h"
 #include "ranks/comm.h"
@@ -67,15 +68,20 @@ int mismatch_code();
 inline int index_of(const Coll& k) { return k.c->local_index[static_cast<std::size_t>(k.me)]; }
 
 // Enters round k, fills the caller's note (and buffers: both only after enter(), when no round
-// of this member that may still be read is using them), arrives; returns the meeting's verdict.
+// of this member that may still be read is using them), arrives.
 template <class Fill>
-int arrive_and_meet(Team& t, const Coll& k, int li, std::uint64_t call, const void* form, Fill&& fill) {
+void enter_and_arrive(Team& t, const Coll& k, int li, std::uint64_t call, const void* form, Fill&& fill) {
   Team::Note& n = t.enter(li, k.round);
   n.call = call;
   n.form = form;
   n.rank = k.me;
   fill(n);
   t.arrive(li, k.round);
+}
+// The same, then meets every other member; returns the meeting's verdict.
+template <class Fill>
+int arrive_and_meet(Team& t, const Coll& k, int li, std::uint64_t call, const void* form, Fill&& fill) {
+  enter_and_arrive(t, k, li, call, form, std::forward<Fill>(fill));
   return t.meet(li, k.round) ? MPI_SUCCESS : mismatch_code();
 }
 

@@ -69,15 +69,11 @@ int bcast_small(const Coll& k, const TypedBuffer& mine, long long bytes, int roo
   Team& t = k.c->team;
   const int li = index_of(k);
   const int src = k.c->local_index[static_cast<std::size_t>(root)];
-  Team::Note& n = t.enter(li, k.round);
-  n.call = team_call(k, root, DataPath::kInline);
-  n.form = form_of<BcastForm>();
-  n.rank = k.me;
-  if (li == src) {
+  enter_and_arrive(t, k, li, team_call(k, root, DataPath::kInline), form_of<BcastForm>(), [&](Team::Note& n) {
+    if (li != src) return;
     pack(mine, n.data);
     n.bytes = static_cast<int>(bytes);
-  }
-  t.arrive(li, k.round);
+  });
   int rc = MPI_SUCCESS;
   if (li != src) {
     if (t.meet_one(li, src, k.round)) {
