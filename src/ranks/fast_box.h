@@ -81,8 +81,17 @@ class FastBox {
     return slots_[h & mask_].seq.load(std::memory_order_acquire) == h + 1;
   }
 
-  // Consumer side (the mailbox lock's holder): calls take(slot) for each message in order; the
-  // slots are given back when it returns.
+  // Consumer side (the mailbox lock's holder): calls take(slot) for each message in order until
+  // it returns false (that slot taken too); the slots are given back when it returns.
+  template <class Take>
+  void drain_until(Take&& take) {
+    const std::uint32_t first = head_.load(std::memory_order_relaxed);
+    std::uint32_t h = first;
+    while (slots_[h & mask_].seq.load(std::memory_order_acquire) == h + 1)
+      if (!take(slots_[h++ & mask_])) break;
+    if (h != first) head_.store(h, std::memory_order_release);
+  }
+  // Calls take(slot) for each message in order; the slots are given back when it returns.
   template <class Take>
   void drain(Take&& take) {
     const std::uint32_t first = head_.load(std::memory_order_relaxed);

@@ -115,12 +115,21 @@ void Mailbox::sweep_boxes() {
   }
 }
 
-Packet* Mailbox::receive(RecvOp* r) {
+Packet* Mailbox::receive(RecvOp* r, int sender) {
   if (mu_.try_lock()) {
     Matched m;
-    match_arrived(m);
+    match_arrived(m, /*all_boxes=*/sender < 0);
     Packet* p = take_unexpected(r->src, r->tag);
-    if (!p) post(r);
+    bool filled = false;
+    // Nothing posted: no earlier receive takes a message of this sender's box; those before r's
+    // are now in the FIFOs, so r's earliest is the first its box holds that it accepts.
+    if (!p && sender >= 0 && sender < senders_ && posted_count_ == 0) p = take_from_box(sender, r, m, &filled);
+    if (filled) {
+      r->next = m.filled;
+      m.filled = r;
+    } else if (!p) {
+      post(r);
+    }
     unlock(m);
     return p;
   }
@@ -181,7 +190,32 @@ void Mailbox::drain_box(FastBox* b, Matched& m) {
   });
 }
 
-void Mailbox::match_arrived(Matched& m) {
+Packet* Mailbox::take_from_box(int sender, RecvOp* r, Matched& m, bool* filled) {
+  FastBox* b = fast_[sender].load(std::memory_order_acquire);
+  if (!b) return nullptr;
+  Packet* taken = nullptr;
+  b->drain_until([&](const FastBox::Slot& s) {
+    if (s.bytes == FastBox::kViaPacket) {  // the envelope is the packet's (a slot holding one has none)
+      Packet* p = s.packet();
+      if (!accepts(r->src, r->tag, p->src, p->tag)) {
+        take_arrival(p, m);
+        return true;
+      }
+      taken = p;
+      return false;
+    }
+    if (!accepts(r->src, r->tag, s.src, s.tag)) {
+      take_arrival(packet_of(s), m);
+      return true;
+    }
+    if (deliver_in_place(s.data, s.bytes, s.src, s.tag, r)) *filled = true;
+    else taken = packet_of(s);
+    return false;
+  });
+  return taken;
+}
+
+void Mailbox::match_arrived(Matched& m, bool all_boxes) {
   // Receives first: each was posted before the holder looked, as were the messages below; in
   // either order a sender's messages meet a receiver's receives in the order of each.
   if (posting_.load(std::memory_order_relaxed)) {
@@ -191,9 +225,10 @@ void Mailbox::match_arrived(Matched& m) {
       else post(r);
     }
   }
-  for (int w = 0; w < ready_words_; ++w)
-    for (std::uint64_t bits = ready_[w].bits.load(std::memory_order_acquire); bits; bits &= bits - 1)
-      drain_box(fast_[w * 64 + __builtin_ctzll(bits)].load(std::memory_order_acquire), m);
+  if (all_boxes || posted_count_ > 0 || drain_wanted())
+    for (int w = 0; w < ready_words_; ++w)
+      for (std::uint64_t bits = ready_[w].bits.load(std::memory_order_acquire); bits; bits &= bits - 1)
+        drain_box(fast_[w * 64 + __builtin_ctzll(bits)].load(std::memory_order_acquire), m);
   if (!arrived_.load(std::memory_order_relaxed)) return;
   Packet* oldest = reversed(arrived_.exchange(nullptr, std::memory_order_acquire));  // arrival order
   for (Packet* next; oldest; oldest = next) {
@@ -203,10 +238,16 @@ void Mailbox::match_arrived(Matched& m) {
 }
 
 void Mailbox::unlock(Matched& m) {
+  // Boxes need a look after the release only while a receive is posted (read with the lock held)
+  // or someone relies on it (drain_wanted()).
+  bool posted;
   do {
-    match_arrived(m);
+    match_arrived(m, /*all_boxes=*/false);
+    posted = posted_count_ > 0;
     mu_.unlock_then_look();
-  } while (anything_arrived() && mu_.try_lock());
+  } while ((arrived_.load(std::memory_order_seq_cst) || posting_.load(std::memory_order_seq_cst) ||
+            ((posted || drain_wanted()) && boxes_hold())) &&
+           mu_.try_lock());
   deliver_taken(m.head);
   m.head = m.tail = nullptr;
   for (RecvOp *r = m.filled, *next; r; r = next) {

@@ -68,7 +68,10 @@ class Mailbox {
   // removed, to be delivered by the caller; or nullptr, r then posted, or left to the thread
   // holding the lock, which takes a message for it (and delivers it) or posts it before it lets
   // go. A receiver posting while a sender matches no longer spins on the lock.
-  Packet* receive(RecvOp* r);
+  // `sender`: r's source as a local sender (0 <= sender < senders), or -1 (any source, or another
+  // process). A small message of that sender's fast box is then copied from its slot into r's
+  // buffer (r is completed before this returns) when nothing posted earlier could take it.
+  Packet* receive(RecvOp* r, int sender = -1);
 
   // Adds a message (any thread, no lock): matched by this call when the lock is free, else by
   // the thread holding it before that thread lets go. p->comm, src, tag must be set.
@@ -123,11 +126,11 @@ class Mailbox {
    public:
     explicit Guard(Mailbox& mb) : mb_(mb) {
       mb_.mu_.lock();
-      mb_.match_arrived(done_);
+      mb_.match_arrived(done_, /*all_boxes=*/true);
     }
     // Only if the lock is free: owns() says whether it was taken.
     Guard(Mailbox& mb, std::try_to_lock_t, bool attempt = true) : mb_(mb), held_(attempt && mb.mu_.try_lock()) {
-      if (held_) mb_.match_arrived(done_);
+      if (held_) mb_.match_arrived(done_, /*all_boxes=*/true);
     }
     ~Guard() { release(); }
     Guard(const Guard&) = delete;
@@ -285,9 +288,6 @@ class Mailbox {
       if (ready_[w].bits.load(std::memory_order_acquire)) return true;
     return false;
   }
-  bool anything_arrived() const {
-    return arrived_.load(std::memory_order_seq_cst) || posting_.load(std::memory_order_seq_cst) || boxes_hold();
-  }
  public:
   // Parked: clears the bitmap, passes the heavy barrier and matches what every box holds (a
   // sender that published before sees its bit cleared afterwards and sets it again).
@@ -299,8 +299,22 @@ class Mailbox {
   void drain_box(FastBox* b, Matched& m);
   void sweep();
   // With the lock held: posts the receives left to it (or gives them a waiting message), then
-  // moves what has arrived into the FIFOs or onto posted receives.
-  void match_arrived(Matched& m);
+  // moves what has arrived into the FIFOs or onto posted receives. The fast boxes' messages only
+  // when `all_boxes`, a receive is posted, or drain_wanted(): otherwise they stay in their slots
+  // until a receive asks for them (receive()), which copies a small one straight into its buffer;
+  // moving each into a packet first cost most of a message's time in a stream of sends whose
+  // receives came late.
+  void match_arrived(Matched& m, bool all_boxes);
+  // Whether a thread relies on the lock's holder to match every box: a waiter sleeps (parked), a
+  // probe watches, or senders match (promoted requests).
+  bool drain_wanted() const {
+    return parked_.load(std::memory_order_seq_cst) != 0 || watchers_.load(std::memory_order_seq_cst) != 0 ||
+           g_senders_match.load(std::memory_order_seq_cst);
+  }
+  // With the lock held and nothing posted: moves the messages of `sender`'s box that r does not
+  // accept to the FIFOs, up to the first one it does, which is returned as a packet or copied into
+  // r (*filled).
+  Packet* take_from_box(int sender, RecvOp* r, Matched& m, bool* filled);
   // Matches what arrived, releases the lock, and takes it back while more has arrived (a sender
   // or receiver that found it held left its message or receive to us); then delivers what
   // matched.

@@ -100,7 +100,7 @@ int start_recv(Comm* c, int me, int src, int tag, const TypedBuffer& b, Channel 
     return MPI_SUCCESS;
   }
   Mailbox& mb = c->box(me, ch);
-  if (Packet* p = mb.receive(r)) {
+  if (Packet* p = mb.receive(r, src != MPI_ANY_SOURCE && c->is_local(src) ? c->local_index[src] : -1)) {
     deliver(p, r);
     free_packet(p);
     r->complete();

@@ -326,6 +326,61 @@ TEST(ranksMailbox, EmptyCountsBothSides) {
   EXPECT_TRUE(mb.empty());
 }
 
+// Mailbox::receive with an exact local source takes from that sender's fast box: the first
+// message it accepts, the ones before it moved to the FIFOs in order; a slot that holds a packet
+// is judged by the packet's envelope (its own fields are a previous message's).
+TEST(ranksMailbox, ReceiveTakesFromTheSendersBoxInOrder) {
+  Mailbox mb(1);
+  auto small = [&](int tag, std::uint64_t n) {
+    mb.arrive_small_from(0, 0, tag, tsmpi::ranks::new_ident(), sizeof n, [&](char* d) { std::memcpy(d, &n, sizeof n); });
+  };
+  auto packet = [&](int tag, std::uint64_t n) {
+    Packet* p = tsmpi::ranks::new_packet();
+    p->src = 0;
+    p->tag = tag;
+    p->ack_id = n;
+    mb.arrive_from(0, p);
+  };
+  // Receives one message (0, tag); its number, or -1 when none was there (the receive withdrawn).
+  auto receive = [&](int tag) -> long {
+    RecvOp r;
+    r.src = 0;
+    r.tag = tag;
+    if (Packet* p = mb.receive(&r, 0)) {
+      EXPECT_EQ(p->tag, tag);
+      long n = static_cast<long>(number_of(p));
+      tsmpi::ranks::free_packet(p);
+      return n;
+    }
+    if (r.done.is()) {
+      EXPECT_EQ(r.r_tag, tag);
+      return static_cast<long>(r.r_bytes);
+    }
+    tsmpi::ranks::Mailbox::Guard g(mb);
+    EXPECT_TRUE(mb.unpost(&r));
+    return -1;
+  };
+  // Every slot of the ring once with tag 0, taken in place.
+  for (std::uint64_t n = 0; n < 64; ++n) small(0, n);
+  for (long n = 0; n < 64; ++n) ASSERT_EQ(receive(0), n);
+  // Packets of tag 1 in slots last used by tag 0: a tag-0 receive takes none of them.
+  for (std::uint64_t n = 64; n < 96; ++n) packet(1, n);
+  EXPECT_EQ(receive(0), -1);
+  for (long n = 64; n < 96; ++n) ASSERT_EQ(receive(1), n);
+  // Mixed: tags 2 and 3, small and packets; a receive of tag 3 first moves the tag-2 messages
+  // before it to the FIFOs, which then come out in order.
+  for (std::uint64_t n = 96; n < 128; ++n) {
+    if (n % 2) packet(n % 4 == 3 ? 3 : 2, n);
+    else small(2, n);
+  }
+  EXPECT_EQ(receive(3), 99);
+  for (long n : {96, 97, 98, 100, 101, 102}) ASSERT_EQ(receive(2), n);
+  EXPECT_EQ(receive(3), 103);
+  tsmpi::ranks::Mailbox::Guard g(mb);
+  while (Packet* p = mb.take_unexpected(AS, AT)) tsmpi::ranks::free_packet(p);
+  g.release();
+}
+
 TEST(ranksMailbox, DestructorFreesWaitingPackets) {
   // Packets left in a mailbox, some with heap data, go back to the pool when it is destroyed.
   {
@@ -529,7 +584,7 @@ struct Stress {
 struct Received {
   int want_src, want_tag;  // the receive's pattern
   int src, tag, n;         // what it got
-  int via;                 // 0: taken unexpected, 1: through the posted receive, 2: probe loop
+  int via;                 // 0: taken unexpected, 1: through the posted receive, 2: probe loop, 3: receive()
 };
 
 enum class Patterns { kMixed, kAnySourceFixedTag };
@@ -642,6 +697,26 @@ std::vector<Received> run_mailbox_stress(const Stress& cfg, Patterns patterns, s
           watch.wait_past(seen);
           receiver_waits.store(false);
         }
+      } else if (how == 3 || how == 7) {
+        // MPI_Recv's path (Mailbox::receive): with an exact source that sends through its fast
+        // box, the receive takes that box's first message it accepts straight from the slot
+        // (nothing posted), moving the ones before it to the FIFOs.
+        r.src = ws;
+        r.tag = wt;
+        r.r_src = r.r_tag = -99;
+        r.done.reset();
+        if (Packet* p = mb.receive(&r, ws != AS && ws % 2 == 0 ? ws : -1)) {
+          got_src = p->src, got_tag = p->tag, got_n = static_cast<int>(number_of(p)), via = 3;
+          tsmpi::ranks::free_packet(p);
+        } else {
+          receiver_waits.store(true);
+          while (!r.done.is()) {
+            mb.poll();
+            std::this_thread::yield();
+          }
+          receiver_waits.store(false);
+          got_src = r.r_src, got_tag = r.r_tag, got_n = static_cast<int>(r.r_bytes), via = 3;
+        }
       } else {  // receive: take an unexpected message or post and wait; sometimes cancel
         r.src = ws;
         r.tag = wt;
@@ -749,16 +824,17 @@ TEST(ranksMailboxStress, EightSendersMixedPatternsExactlyOnceInOrder) {
     auto log = run_mailbox_stress(cfg, Patterns::kMixed, seed);
     check_log(cfg, log);
     // Every path was exercised: messages left unexpected, handed to a posted receive, taken by
-    // the probe loop; every pattern shape; receives cancelled.
-    int via[3] = {0, 0, 0}, shapes[4] = {0, 0, 0, 0};
+    // the probe loop or by Mailbox::receive; every pattern shape; receives cancelled.
+    int via[4] = {0, 0, 0, 0}, shapes[4] = {0, 0, 0, 0};
     for (const auto& e : log) {
       ++via[e.via];
       ++shapes[(e.want_src == AS ? 1 : 0) + (e.want_tag == AT ? 2 : 0)];
     }
     for (int v : via) EXPECT_GT(v, 0);
     for (int k : shapes) EXPECT_GT(k, 0);
-    std::printf("[ ranks    ] seed %u: %d taken unexpected, %d through posted receives, %d by probe, %d cancelled\n",
-                seed, via[0], via[1], via[2], cancels.load());
+    std::printf("[ ranks    ] seed %u: %d taken unexpected, %d through posted receives, %d by probe, %d by receive(), "
+                "%d cancelled\n",
+                seed, via[0], via[1], via[2], via[3], cancels.load());
     total_cancels += cancels.exchange(0);
   }
   EXPECT_GT(total_cancels, 0);  // receives cancelled while posted
