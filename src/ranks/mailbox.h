@@ -8,7 +8,8 @@
 // lock, no compare-and-swap, no fence. The receiver matches in its own thread when it posts a
 // receive, waits, tests or probes (poll()), so the posted receives, their requests and buffers
 // stay in its cache, and the lines that cross cores per message are the packet's and its
-// slot's. A bitmap says which senders have used their box (set by the sender, cleared only when
+// slot's. Box messages no posted receive wants stay in their slots until a receive asks for
+// them (match_arrived, receive()). A bitmap says which senders have used their box (set by the sender, cleared only when
 // a waiter parks), so a poll looks only at those. Whoever waits for a message to be matched
 // polls: a receiver its own mailbox, a sender waiting for its receive (rendezvous, synchronous)
 // the receiver's. Before a waiter sleeps in the kernel it marks the mailbox (Parked): local
