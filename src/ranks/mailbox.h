@@ -9,8 +9,8 @@
 // receive, waits, tests or probes (poll()), so the posted receives, their requests and buffers
 // stay in its cache, and the lines that cross cores per message are the packet's and its
 // slot's. Box messages no posted receive wants stay in their slots until a receive asks for
-// them (match_arrived, receive()). A bitmap says which senders have used their box (set by the sender, cleared only when
-// a waiter parks), so a poll looks only at those. Whoever waits for a message to be matched
+// them (match_arrived, receive()). A bitmap says which senders have used their box (set by the
+// sender, cleared only when a waiter parks), so a poll looks only at those. Whoever waits for a message to be matched
 // polls: a receiver its own mailbox, a sender waiting for its receive (rendezvous, synchronous)
 // the receiver's. Before a waiter sleeps in the kernel it marks the mailbox (Parked): local
 // senders then match themselves, and the match wakes it; blocking probes park too (Watch), as
