@@ -94,10 +94,10 @@ class FastBox {
   // Calls take(slot) for each message in order; the slots are given back when it returns.
   template <class Take>
   void drain(Take&& take) {
-    const std::uint32_t first = head_.load(std::memory_order_relaxed);
-    std::uint32_t h = first;
-    for (; slots_[h & mask_].seq.load(std::memory_order_acquire) == h + 1; ++h) take(slots_[h & mask_]);
-    if (h != first) head_.store(h, std::memory_order_release);
+    drain_until([&](const Slot& s) {
+      take(s);
+      return true;
+    });
   }
 
  private:

@@ -195,20 +195,14 @@ Packet* Mailbox::take_from_box(int sender, RecvOp* r, Matched& m, bool* filled) 
   if (!b) return nullptr;
   Packet* taken = nullptr;
   b->drain_until([&](const FastBox::Slot& s) {
-    if (s.bytes == FastBox::kViaPacket) {  // the envelope is the packet's (a slot holding one has none)
-      Packet* p = s.packet();
-      if (!accepts(r->src, r->tag, p->src, p->tag)) {
-        take_arrival(p, m);
-        return true;
-      }
-      taken = p;
-      return false;
-    }
-    if (!accepts(r->src, r->tag, s.src, s.tag)) {
+    // A slot holding a packet has no envelope of its own (its fields are an earlier message's).
+    const bool via_packet = s.bytes == FastBox::kViaPacket;
+    const int src = via_packet ? s.packet()->src : s.src, tag = via_packet ? s.packet()->tag : s.tag;
+    if (!accepts(r->src, r->tag, src, tag)) {
       take_arrival(packet_of(s), m);
       return true;
     }
-    if (deliver_in_place(s.data, s.bytes, s.src, s.tag, r)) *filled = true;
+    if (!via_packet && deliver_in_place(s.data, s.bytes, src, tag, r)) *filled = true;
     else taken = packet_of(s);
     return false;
   });

@@ -15,7 +15,6 @@
 
 namespace tsmpi::ranks {
 
-
 // How long a waiter spins before it yields, at most: long while the process's thread-ranks fit
 // on the cores it may run on (the peer runs at the same time and answers within microseconds; a
 // yield or a sleep would cost a scheduler round trip per message), short when they outnumber
