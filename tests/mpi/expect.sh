@@ -24,8 +24,14 @@ check_once() {
 # says nothing about the program, and is made again (3 times at most). So is a run whose status
 # is 213: Open MPI 5's prterun failing to start itself or the job (PRTE_ERR_SILENT, -43, after
 # printing why; seen once in CI under load, in the third of three launches of one test).
+# Each launch gets a temporary directory of its own, removed after it: Open MPI 5.0.7's prterun
+# (PRRTE 3.0.8) names its session directory TMPDIR/prterun.HOST.PID.UID and refuses to start
+# (PMIX_ERR_EXISTS, status 213; PRRTE 3.0.9 accepts it) when one of that name exists, as a
+# launcher that did not clean up leaves it; pids come round within a suite (pid_max 32768).
 for attempt in 1 2 3; do
-  out=$("$@" 2>&1); rc=$?
+  job_tmp=$(mktemp -d "${TMPDIR:-/tmp}/expect.XXXXXX") || exit 2
+  out=$(TMPDIR=$job_tmp "$@" 2>&1); rc=$?
+  rm -rf --one-file-system "$job_tmp"
   [ $attempt -lt 3 ] || break
   if [ $rc -eq 141 ] && [ -z "$out" ]; then
     echo "expect.sh: the launcher died of SIGPIPE before any output; running the job again"

@@ -14,7 +14,8 @@
 #     --grace S seconds after the job's mpiexec returned (default 1).
 # In the first and last case it prints every such process's threads' stacks (gdb; FAULTS_GDB=0:
 # not) and kills them. Exit status: the job's, or 125 on a failure above (so expect.sh can
-# check the job's status and --lacks "^faults_run: FAILED").
+# check the job's status and --lacks "^faults_run: FAILED"); 213, the status of Open MPI 5's
+# launcher failing to start, when the job ended so with no mark (expect.sh runs it again).
 set -u
 within=""; total=60; grace=1
 while [ $# -gt 0 ]; do
@@ -189,7 +190,11 @@ if [ -n "$last" ]; then
 else
   echo "faults_run: status $rc after $elapsed s, no mark"
 fi
-if [ -n "$within" ]; then
+# Status 213 with no mark: Open MPI 5's prterun did not start the job (expect.sh launches it
+# again); say so with that status rather than as a program that printed no mark.
+if [ -z "$last" ] && [ $rc -eq 213 ]; then
+  echo "faults_run: the launcher failed with status 213 before the program ran"
+elif [ -n "$within" ]; then
   if [ -z "$last" ]; then
     echo "faults_run: FAILED: the program printed no 'at t=' mark"; failed=1
   elif fgt "$after" "$within"; then
