@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "matching/mpi_calls.h"
 #include "ranks/collective_parts.h"
 #include "ranks/errors.h"
 
@@ -18,14 +17,6 @@ namespace {
 
 constexpr int kLeader = 0;
 constexpr int kFoldEverywhere = 8;
-
-template <class Start>
-int processes_collective(Start&& start) {
-  MPI_Request r = MPI_REQUEST_NULL;
-  int rc = mpi::locked([&] { return start(&r); });
-  if (rc != MPI_SUCCESS) return rc;
-  return mpi::wait(&r, MPI_STATUS_IGNORE);
-}
 
 struct BarrierForm;
 struct BcastForm;

@@ -7,7 +7,8 @@
    reversed), with roots other than 0 that change per round:
      Barrier (the process's threads all arrived: a per-process counter), Bcast (0 B, 4 B,
      64 KiB), Gather, Gatherv (counts by rank, blocks placed in reverse order), Scatter,
-     Scatterv (zero counts included), Allgather, Allgatherv, Alltoall, Alltoallv (zero counts),
+     Scatterv (zero counts included), Gather and Scatter of 64 KiB in all (a strided vector
+     type sent, ints received; ints sent, one contiguous type received), Allgather, Allgatherv, Alltoall, Alltoallv (zero counts),
      Alltoallw (MPI_INT and MPI_DOUBLE blocks at byte displacements), Reduce (SUM, MAX on
      doubles, MINLOC on MPI_2INT, BXOR), Allreduce (SUM on long long, MAX), Reduce_scatter,
      Reduce_scatter_block, Scan, Exscan (rank 0's result not read), MPI_IN_PLACE wherever the
@@ -210,6 +211,56 @@ static void suite(MPI_Comm comm, int mode, int round, int on_tc) {
     }
     free(cnt);
     free(dsp);
+  }
+
+  /* Large Gather and Scatter (64 KiB in all: on a threadcomm spanning processes, one exchange
+     per process): blocks sent as one strided vector and received as ints, then scattered as
+     ints and received as one contiguous type of the same signature; in place at the root in
+     alternate rounds, the root in another process in turn. */
+  {
+    int lg = kLarge / N, groot = (round + 2 * mode + 1) % N, inplace = (round + mode) % 2;
+    MPI_Datatype strided, block;
+    MPI_OK(MPI_Type_vector(lg, 1, 2, MPI_INT, &strided));
+    MPI_OK(MPI_Type_commit(&strided));
+    MPI_OK(MPI_Type_contiguous(lg, MPI_INT, &block));
+    MPI_OK(MPI_Type_commit(&block));
+    int* sv = malloc(2 * (size_t)lg * sizeof(int));
+    for (int i = 0; i < lg; ++i) {
+      sv[2 * i] = V(r, 30 + i);
+      sv[2 * i + 1] = -7;
+    }
+    for (int i = 0; i < lg * N + 1; ++i) big[i] = -1;
+    if (r == groot && inplace)
+      for (int i = 0; i < lg; ++i) big[lg * r + i] = V(r, 30 + i);
+    snprintf(what, sizeof what, "%s Gather of %d ints%s to %d", form, lg, inplace ? " in place" : "", groot);
+    RUN(mode, MPI_Gather, MPI_Igather, (inplace && r == groot) ? MPI_IN_PLACE : sv, 1, strided, big, lg, MPI_INT, groot,
+        comm);
+    if (r == groot) {
+      for (int p = 0; p < N; ++p)
+        for (int i = 0; i < lg; ++i)
+          if (big[lg * p + i] != V(p, 30 + i)) {
+            EXPECT_EQ(big[lg * p + i], V(p, 30 + i), "block %d element %d", p, i);
+            break;
+          }
+      EXPECT_EQ(big[lg * N], -1, "element past the blocks");
+    }
+    snprintf(what, sizeof what, "%s Scatter of %d ints%s from %d", form, lg, inplace ? " in place" : "", groot);
+    if (r == groot)
+      for (int p = 0; p < N; ++p)
+        for (int i = 0; i < lg; ++i) big[lg * p + i] = A(p, groot, 40 + i);
+    for (int i = 0; i < lg + 1; ++i) big2[i] = -1;
+    RUN(mode, MPI_Scatter, MPI_Iscatter, big, lg, MPI_INT, (inplace && r == groot) ? MPI_IN_PLACE : big2, 1, block, groot,
+        comm);
+    const int* mine = (inplace && r == groot) ? big + lg * r : big2;
+    for (int i = 0; i < lg; ++i)
+      if (mine[i] != A(r, groot, 40 + i)) {
+        EXPECT_EQ(mine[i], A(r, groot, 40 + i), "element %d", i);
+        break;
+      }
+    if (!(inplace && r == groot)) EXPECT_EQ(big2[lg], -1, "element past the count");
+    free(sv);
+    MPI_OK(MPI_Type_free(&strided));
+    MPI_OK(MPI_Type_free(&block));
   }
 
   /* Allgather / Allgatherv, plain and in place. */
