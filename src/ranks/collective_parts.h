@@ -124,19 +124,10 @@ int scan_pull(const Coll& k, const void* sbuf, void* rbuf, MPI_Count count, MPI_
 
 // Forms across processes on the threadcomm (collectives_processes.cpp): the local members' blocks
 // travel in one collective of the processes. Every member chooses alike, from the layout (the
-// threadcomm's) and the bytes of all blocks (exchange_bytes: -1 beyond an int count). Gather and
-// Scatter take it from kRootedExchangeFrom bytes: below, the generic form's messages from (or
-// to) the root pipeline from one call to the next, where a meeting and the processes' call
-// cost about 11 us per call on 2 processes x 2 thread-ranks (1.2 us generic at 8 B; at 8 KiB
-// per rank 17 against 22-29 us, at T = 4 29-35 against 54-128 us).
-constexpr long long kRootedExchangeFrom = 32 * 1024;
+// threadcomm's) and the bytes of all blocks (exchange_bytes: -1 beyond an int count).
 bool across_processes(const Comm* c);
 long long exchange_bytes(const Comm* c, const Blocks& r, MPI_Datatype type);
 int allgather_processes(const Coll& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
                         const Blocks& r, MPI_Datatype rtype);
-int gather_processes(const Coll& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
-                     MPI_Count rcount, MPI_Datatype rtype, int root);
-int scatter_processes(const Coll& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
-                      MPI_Count rcount, MPI_Datatype rtype, int root);
 
 }  // namespace tsmpi::ranks::coll

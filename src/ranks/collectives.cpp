@@ -4,7 +4,7 @@
 // operation. Barrier, Bcast, Reduce and Allreduce are hierarchical where the layout allows (all
 // members in this process, or the threadcomm itself): the process's members combine in shared
 // memory (collectives_team.cpp) and one of them makes the one call of the processes' collective.
-// Gather, Scatter and Allgather(v) do the same on the threadcomm (collectives_processes.cpp).
+// Allgather(v) does the same on the threadcomm (collectives_processes.cpp).
 // Nonblocking forms run the same code on a worker thread (worker_pool.h).
 #include <cstdlib>
 #include <cstring>
@@ -385,13 +385,6 @@ int gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void
       return gather_pull(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{{}, {}, recvcount}, recvtype, root);
     });
   }
-  if (across_processes(k.c) && (k.m->rank == root ? exchange_bytes(k.c, Blocks{{}, {}, recvcount}, recvtype)
-                                                  : exchange_bytes(k.c, Blocks{{}, {}, sendcount}, sendtype)) >=
-                                   kRootedExchangeFrom) {
-    return run(k, call, nb, root, Path::kTeam, [=](const Coll& c) {
-      return gather_processes(c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-    });
-  }
   return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) {
     return gatherv_generic(c, sendbuf, sendcount, sendtype, recvbuf, Blocks{{}, {}, recvcount}, recvtype, root);
   });
@@ -422,13 +415,6 @@ int scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, voi
   if (k.c->single_process) {
     return run(k, call, nb, root, Path::kTeam, [=](const Coll& c) {
       return scatter_pull(c, sendbuf, Blocks{{}, {}, sendcount}, sendtype, recvbuf, recvcount, recvtype, root);
-    });
-  }
-  if (across_processes(k.c) && (k.m->rank == root ? exchange_bytes(k.c, Blocks{{}, {}, sendcount}, sendtype)
-                                                  : exchange_bytes(k.c, Blocks{{}, {}, recvcount}, recvtype)) >=
-                                   kRootedExchangeFrom) {
-    return run(k, call, nb, root, Path::kTeam, [=](const Coll& c) {
-      return scatter_processes(c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
     });
   }
   return run(k, call, nb, root, Path::kGeneric, [=](const Coll& c) {

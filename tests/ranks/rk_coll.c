@@ -213,10 +213,9 @@ static void suite(MPI_Comm comm, int mode, int round, int on_tc) {
     free(dsp);
   }
 
-  /* Large Gather and Scatter (64 KiB in all: on a threadcomm spanning processes, one exchange
-     per process): blocks sent as one strided vector and received as ints, then scattered as
-     ints and received as one contiguous type of the same signature; in place at the root in
-     alternate rounds, the root in another process in turn. */
+  /* Large Gather and Scatter (64 KiB in all): blocks sent as one strided vector and received
+     as ints, then scattered as ints and received as one contiguous type of the same signature;
+     in place at the root in alternate rounds, the root in another process in turn. */
   {
     int lg = kLarge / N, groot = (round + 2 * mode + 1) % N, inplace = (round + mode) % 2;
     MPI_Datatype strided, block;
