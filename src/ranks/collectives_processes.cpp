@@ -19,7 +19,8 @@ struct AllgatherProcsForm;
 long long block_bytes(MPI_Count count, MPI_Datatype type) { return packed_bytes({nullptr, count, type}); }
 
 // One round's exchange, made by the leader and read by every local member: per process its
-// byte count and displacement, per comm rank the offset of its packed block, and the bytes.
+// byte count and displacement, per comm rank the offset of its packed block (offset[size] is
+// the total), and the bytes.
 struct Exchange {
   std::vector<int> counts, displs;
   std::vector<MPI_Aint> offset;
@@ -30,55 +31,24 @@ struct Exchange {
   Exchange(const Comm* c, PerRank&& per_rank)
       : counts(static_cast<std::size_t>(c->family->nprocs)),
         displs(static_cast<std::size_t>(c->family->nprocs)),
-        offset(static_cast<std::size_t>(c->size())) {
-    MPI_Aint off = 0;
+        offset(static_cast<std::size_t>(c->size()) + 1) {
     int last = -1;
     for (int i = 0; i < c->size(); ++i) {
       const auto p = static_cast<std::size_t>(c->proc_of(i));
+      const MPI_Aint off = offset[static_cast<std::size_t>(i)];
       if (static_cast<int>(p) != last) displs[p] = static_cast<int>(off);
       last = static_cast<int>(p);
-      offset[static_cast<std::size_t>(i)] = off;
       const long long n = per_rank(i);
       counts[p] += static_cast<int>(n);
-      off += static_cast<MPI_Aint>(n);
+      offset[static_cast<std::size_t>(i) + 1] = off + static_cast<MPI_Aint>(n);
     }
+    bytes.resize(static_cast<std::size_t>(offset.back()));
   }
-  void allocate() { bytes.resize(static_cast<std::size_t>(displs.back()) + static_cast<std::size_t>(counts.back())); }
   char* block(int rank) { return bytes.data() + offset[static_cast<std::size_t>(rank)]; }
-  const char* block(int rank) const { return bytes.data() + offset[static_cast<std::size_t>(rank)]; }
   std::size_t size_of(int rank) const {
-    const auto r = static_cast<std::size_t>(rank);
-    const MPI_Aint end = r + 1 < offset.size() ? offset[r + 1] : displs.back() + counts.back();
-    return static_cast<std::size_t>(end - offset[r]);
+    return static_cast<std::size_t>(offset[static_cast<std::size_t>(rank) + 1] - offset[static_cast<std::size_t>(rank)]);
   }
 };
-
-// Meets with `in` as the member's contribution; the leader builds the round's Exchange
-// (`exchange`) and publishes it; every member runs `take`, departs; the leader frees the
-// exchange when all have left.
-template <class MakeExchange, class Take>
-int through_leader(const Coll& k, const TypedBuffer& in, const void* form, MakeExchange&& exchange, Take&& take) {
-  Team& t = k.c->team;
-  const int li = index_of(k);
-  int rc = arrive_and_meet(t, k, li, team_call(k, -1, DataPath::kBuffers), form,
-                           [&](Team::Note&) { t.buffers(li, k.round).in = in; });
-  Exchange* x = nullptr;
-  if (rc == MPI_SUCCESS && li == kLeader) {
-    rc = exchange(x);
-    t.publish(li, k.round, {rc, 0, x});
-  } else if (rc == MPI_SUCCESS) {
-    const Team::Published p = t.wait_published(kLeader, k.round);  // the leader has read our data
-    rc = p.err;
-    x = static_cast<Exchange*>(p.shared);
-  }
-  if (rc == MPI_SUCCESS) rc = take(*x);
-  t.depart(li, k.round);
-  if (li == kLeader && x) {
-    t.wait_departed(li, k.round);
-    delete x;
-  }
-  return rc;
-}
 
 // Packs each local member's contribution (buffers().in) into its block.
 void pack_local(const Coll& k, Exchange& x) {
@@ -103,26 +73,36 @@ long long exchange_bytes(const Comm* c, const Blocks& r, MPI_Datatype type) {
 
 int allgather_processes(const Coll& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
                         const Blocks& r, MPI_Datatype rtype) {
+  Team& t = k.c->team;
+  const int li = index_of(k);
   // In place, a member's block of its receive buffer is what it gives.
   const TypedBuffer in = in_place(sbuf) ? at(rbuf, r.displ(k.me), r.count(k.me), rtype) : TypedBuffer{sbuf, scount, stype};
-  return through_leader(
-      k, in, form_of<AllgatherProcsForm>(),
-      [&](Exchange*& x) {
-        x = new Exchange(k.c, [&](int i) { return block_bytes(r.count(i), rtype); });
-        x->allocate();
-        pack_local(k, *x);
-        return processes_collective([&](MPI_Request* req) {
-          return PMPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x->bytes.data(), x->counts.data(),
-                                  x->displs.data(), MPI_BYTE, k.c->coll_comm, req);
-        });
-      },
-      [&](const Exchange& x) {
-        for (int j = 0; j < k.size(); ++j) {
-          if (j == k.me && in_place(sbuf)) continue;
-          unpack(x.block(j), x.size_of(j), at(rbuf, r.displ(j), r.count(j), rtype));
-        }
-        return MPI_SUCCESS;
-      });
+  int rc = arrive_and_meet(t, k, li, team_call(k, -1, DataPath::kBuffers), form_of<AllgatherProcsForm>(),
+                           [&](Team::Note&) { t.buffers(li, k.round).in = in; });
+  Exchange* x = nullptr;
+  if (rc == MPI_SUCCESS && li == kLeader) {
+    x = new Exchange(k.c, [&](int i) { return block_bytes(r.count(i), rtype); });
+    pack_local(k, *x);
+    rc = processes_collective([&](MPI_Request* req) {
+      return PMPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x->bytes.data(), x->counts.data(), x->displs.data(),
+                              MPI_BYTE, k.c->coll_comm, req);
+    });
+    t.publish(li, k.round, {rc, 0, x});
+  } else if (rc == MPI_SUCCESS) {
+    const Team::Published p = t.wait_published(kLeader, k.round);  // the leader has read our data
+    rc = p.err;
+    x = static_cast<Exchange*>(p.shared);
+  }
+  for (int j = 0; rc == MPI_SUCCESS && j < k.size(); ++j) {
+    if (j == k.me && in_place(sbuf)) continue;
+    unpack(x->block(j), x->size_of(j), at(rbuf, r.displ(j), r.count(j), rtype));
+  }
+  t.depart(li, k.round);
+  if (li == kLeader && x) {  // the others read its exchange until they leave
+    t.wait_departed(li, k.round);
+    delete x;
+  }
+  return rc;
 }
 
 }  // namespace tsmpi::ranks::coll

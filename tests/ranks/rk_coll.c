@@ -8,7 +8,8 @@
      Barrier (the process's threads all arrived: a per-process counter), Bcast (0 B, 4 B,
      64 KiB), Gather, Gatherv (counts by rank, blocks placed in reverse order), Scatter,
      Scatterv (zero counts included), Gather and Scatter of 64 KiB in all (a strided vector
-     type sent, ints received; ints sent, one contiguous type received), Allgather, Allgatherv, Alltoall, Alltoallv (zero counts),
+     type sent, ints received; ints sent, one contiguous type received), Allgather,
+     Allgatherv, Alltoall, Alltoallv (zero counts),
      Alltoallw (MPI_INT and MPI_DOUBLE blocks at byte displacements), Reduce (SUM, MAX on
      doubles, MINLOC on MPI_2INT, BXOR), Allreduce (SUM on long long, MAX), Reduce_scatter,
      Reduce_scatter_block, Scan, Exscan (rank 0's result not read), MPI_IN_PLACE wherever the
