@@ -141,6 +141,21 @@ Packet* Mailbox::receive(RecvOp* r, int sender) {
   return nullptr;
 }
 
+Mailbox::Take Mailbox::take_for(RecvOp* r, int sender, Packet** p) {
+  if (!mu_.try_lock()) return Take::kNone;  // its holder matches, and may leave r's message in the FIFOs
+  Matched m;
+  match_arrived(m, /*all_boxes=*/false);
+  Take t = Take::kPost;
+  if (posted_count_ == 0) {
+    bool filled = false;
+    *p = take_unexpected(r->src, r->tag);
+    if (!*p) *p = take_from_box(sender, r, m, &filled);
+    t = filled ? Take::kFilled : *p ? Take::kTaken : Take::kNone;
+  }
+  unlock(m);
+  return t;
+}
+
 namespace {
 template <class T>
 T* reversed(T* newest) {

@@ -73,6 +73,19 @@ class Mailbox {
   // process). A small message of that sender's fast box is then copied from its slot into r's
   // buffer (r is completed before this returns) when nothing posted earlier could take it.
   Packet* receive(RecvOp* r, int sender = -1);
+  // A blocking receive's first phase, by the one thread acting as its rank, from local sender
+  // `sender` (0 <= sender < senders): the earliest message r accepts, taken as receive() would
+  // (a small one copied into r: kFilled) but r is never posted, so the receiver can wait on the
+  // sender's box alone, without a posted receive's matching and completion. kPost: r must be
+  // posted (receive()) instead, as receives posted earlier come first.
+  enum class Take { kNone, kTaken, kFilled, kPost };
+  Take take_for(RecvOp* r, int sender, Packet** p);
+  // Whether a message of `sender` may wait in its box (an unsynchronized look: a hint to try
+  // take_for).
+  bool box_holds(int sender) const {
+    const FastBox* b = fast_[sender].load(std::memory_order_acquire);
+    return b && b->holds();
+  }
 
   // Adds a message (any thread, no lock): matched by this call when the lock is free, else by
   // the thread holding it before that thread lets go. p->comm, src, tag must be set.

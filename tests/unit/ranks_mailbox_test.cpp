@@ -381,6 +381,67 @@ TEST(ranksMailbox, ReceiveTakesFromTheSendersBoxInOrder) {
   g.release();
 }
 
+// A blocking receive's unposted phase (take_for): what receive() would give, never posting; it
+// defers to receives posted before it.
+TEST(ranksMailbox, TakeForTakesLikeReceiveWithoutPosting) {
+  using Take = tsmpi::ranks::Mailbox::Take;
+  Mailbox mb(2);
+  auto packet = [&](int sender, int tag, std::uint64_t n) {
+    Packet* p = tsmpi::ranks::new_packet();
+    p->src = sender;
+    p->tag = tag;
+    p->ack_id = n;
+    mb.arrive_from(sender, p);
+  };
+  // The message's number, -1 for none (kNone), -2 when r must be posted (kPost).
+  auto take_for = [&](int sender, int tag) -> long {
+    RecvOp r;
+    r.src = sender;
+    r.tag = tag;
+    Packet* p = nullptr;
+    switch (mb.take_for(&r, sender, &p)) {
+      case Take::kNone: EXPECT_EQ(p, nullptr); return -1;
+      case Take::kPost: return -2;
+      case Take::kFilled: ADD_FAILURE() << "no buffer to fill"; return -3;
+      case Take::kTaken: break;
+    }
+    EXPECT_EQ(p->src, sender);
+    EXPECT_EQ(p->tag, tag);
+    long n = static_cast<long>(number_of(p));
+    tsmpi::ranks::free_packet(p);
+    return n;
+  };
+  EXPECT_EQ(take_for(0, 5), -1);
+  EXPECT_TRUE(mb.empty()) << "take_for posted its receive";
+  // In order; another tag before the wanted one moves to the FIFOs and is taken from there later.
+  packet(0, 1, 10);
+  packet(0, 5, 11);
+  packet(0, 5, 12);
+  EXPECT_TRUE(mb.box_holds(0));
+  EXPECT_FALSE(mb.box_holds(1));
+  EXPECT_EQ(take_for(0, 5), 11);
+  EXPECT_EQ(take_for(0, 1), 10);
+  EXPECT_EQ(take_for(0, 5), 12);
+  EXPECT_EQ(take_for(0, 5), -1);
+  // Another sender's messages stay where they are.
+  packet(1, 5, 20);
+  EXPECT_EQ(take_for(0, 5), -1);
+  EXPECT_EQ(take_for(1, 5), 20);
+  // A receive posted earlier comes first: take_for defers, whatever it would accept.
+  RecvOp posted;
+  posted.src = 0;
+  posted.tag = 7;
+  EXPECT_EQ(mb.receive(&posted, 0), nullptr);
+  packet(0, 5, 30);
+  EXPECT_EQ(take_for(0, 5), -2);
+  {
+    tsmpi::ranks::Mailbox::Guard g(mb);
+    EXPECT_TRUE(mb.unpost(&posted));
+  }
+  EXPECT_EQ(take_for(0, 5), 30);
+  EXPECT_TRUE(mb.empty());
+}
+
 TEST(ranksMailbox, DestructorFreesWaitingPackets) {
   // Packets left in a mailbox, some with heap data, go back to the pool when it is destroyed.
   {
