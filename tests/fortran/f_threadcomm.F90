@@ -4,13 +4,14 @@
 ! of all threads are 0 .. size-1 once each), a ring MPI_Sendrecv, the same ring nonblocking
 ! (MPI_Irecv, MPI_Isend, MPI_Waitall with statuses, then with MPI_STATUSES_IGNORE;
 ! MPI_Sendrecv with MPI_STATUS_IGNORE), MPI_Allreduce (also with MPI_IN_PLACE), MPI_Bcast, MPI_Gather,
-! MPI_Barrier, MPI_Comm_dup and MPI_Comm_split of the threadcomm (communicators the MPI's binding
-! converts back to Fortran), MPI_Comm_group with MPI_Group_size/rank, MPI_Mprobe and MPI_Mrecv
-! (a matched message crossing to Fortran), attributes (MPI_TAG_UB, and a keyval made in Fortran
-! whose value each thread-rank sets and reads back as its own), and an error returned through
-! MPI_ERRORS_RETURN set on the threadcomm (a send to rank size). After the region MPIX_Threadcomm_free sets the handle
-! to MPI_COMM_NULL and a stale copy of it is refused with MPI_ERR_COMM. The mpi_f08 build calls
-! MPIX_Threadcomm_* without IERROR (include/tsmpif08.h where the MPI's module lacks them).
+! MPI_Allgather (also with MPI_IN_PLACE), MPI_Barrier, MPI_Comm_dup and MPI_Comm_split of the
+! threadcomm (communicators the MPI's binding converts back to Fortran), MPI_Comm_group with
+! MPI_Group_size/rank, MPI_Mprobe and MPI_Mrecv (a matched message crossing to Fortran),
+! attributes (MPI_TAG_UB, and a keyval made in Fortran whose value each thread-rank sets and reads
+! back as its own), and an error returned through MPI_ERRORS_RETURN set on the threadcomm (a send
+! to rank size). After the region MPIX_Threadcomm_free sets the handle to MPI_COMM_NULL and a
+! stale copy of it is refused with MPI_ERR_COMM. The mpi_f08 build calls MPIX_Threadcomm_*
+! without IERROR (include/tsmpif08.h where the MPI's module lacks them).
 ! Arguments: threads per process (default 4), rounds (default 3).
 ! Prints "f_threadcomm: rank R: ok" (or FAILED) per process.
 #include "binding.h"
@@ -131,6 +132,21 @@ contains
         if (gathered(n) /= (n - 1) * 3) bad = bad + 1
       end do
     end if
+    ! Allgather: across processes one exchange per process (collectives_processes.cpp).
+    gathered = -1
+    call MPI_Allgather(rank * 5 + 1, 1, MPI_INTEGER, gathered, 1, MPI_INTEGER, tc, ierr2)
+    if (ierr2 /= MPI_SUCCESS) bad = bad + 1
+    do n = 1, size
+      if (gathered(n) /= (n - 1) * 5 + 1) bad = bad + 1
+    end do
+    if (gathered(size + 1) /= -1) bad = bad + 1
+    gathered = -1
+    gathered(rank + 1) = rank * 7
+    call MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered, 1, MPI_INTEGER, tc, ierr2)
+    if (ierr2 /= MPI_SUCCESS) bad = bad + 1
+    do n = 1, size
+      if (gathered(n) /= (n - 1) * 7) bad = bad + 1
+    end do
     call MPI_Barrier(tc, ierr2)
     if (ierr2 /= MPI_SUCCESS) bad = bad + 1
     ! Communicators made from the threadcomm cross to Fortran and back.
