@@ -97,10 +97,11 @@ int processes_collective(Start&& start) {
 }
 
 // Whether the local members combine in shared memory: every member lives in this process, or
-// the communicator is the threadcomm itself (one collective of the processes per call).
-inline bool hierarchical(const Comm* c) {
-  return c->single_process || (c->root && c->coll_comm != MPI_COMM_NULL);
-}
+// the communicator has an MPI communicator of its processes for one collective of the processes
+// per call. Only the threadcomm and its duplicates have one (comm_processes.cpp): each process's
+// ranks consecutive and the processes in order, the MPI communicator's ranks the processes', as
+// the team's algorithms (processes by proc_of, local folds before the processes') rely on.
+inline bool hierarchical(const Comm* c) { return c->single_process || c->coll_comm != MPI_COMM_NULL; }
 int barrier_team(const Coll& k);
 int bcast_team(const Coll& k, void* buf, MPI_Count count, MPI_Datatype type, int root);
 // Allreduce (root < 0) or reduce to root.

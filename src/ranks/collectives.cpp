@@ -614,8 +614,10 @@ int exscan(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype typ
 }  // namespace api
 
 // Used by comm_ops.cpp: an allgather of fixed-size records over a communicator's members.
-int comm_op_tag(Member* m, bool nonblocking) {
-  return collective_tag(m->collectives.take(false).seq, nonblocking ? "MPI_Comm_idup" : "MPI_Comm_split");
+int comm_op_tag(Member* m, bool nonblocking, bool team, std::uint32_t* round) {
+  const CollectiveCount::Ticket t = m->collectives.take(team);
+  if (round) *round = t.round;
+  return collective_tag(t.seq, nonblocking ? "MPI_Comm_idup" : "MPI_Comm_split");
 }
 
 int allgather_bytes(Comm* c, int me, int tag, const void* mine, std::size_t bytes, void* all) {

@@ -1,8 +1,9 @@
-// Allgather(v) on a threadcomm that spans processes, as one exchange per process: the local
-// members meet (team.h), the leader (local member 0) packs their blocks into one buffer, in rank
-// order (each process's thread-ranks are consecutive), makes one MPI_Allgatherv of it as bytes
-// and publishes it; every member unpacks all blocks, and the leader frees the buffer once all
-// have left. A member's own buffers are read only while it waits for the leader.
+// Allgather(v) on a threadcomm that spans processes (or a duplicate of it), as one exchange per
+// process: the local members meet (team.h), the leader (local member 0) packs their blocks into
+// one buffer, in rank order (each process's thread-ranks are consecutive), makes one
+// MPI_Allgatherv of it as bytes and publishes it; every member unpacks all blocks, and the
+// leader frees the buffer once all have left. A member's own buffers are read only while it waits
+// for the leader.
 #include <climits>
 #include <vector>
 
@@ -58,7 +59,7 @@ void pack_local(const Coll& k, Exchange& x) {
 
 }  // namespace
 
-bool across_processes(const Comm* c) { return c->root && c->blocked && c->coll_comm != MPI_COMM_NULL; }
+bool across_processes(const Comm* c) { return c->blocked && c->coll_comm != MPI_COMM_NULL; }
 
 long long exchange_bytes(const Comm* c, const Blocks& r, MPI_Datatype type) {
   long long total = 0;

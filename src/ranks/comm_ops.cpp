@@ -41,12 +41,6 @@ bool predefined_attribute(int keyval) {
          keyval == MPI_UNIVERSE_SIZE || keyval == MPI_LASTUSEDCODE || keyval == MPI_APPNUM;
 }
 
-struct SplitRecord {
-  int color, key;
-  std::uint32_t next_ctx;
-  int family_rank;
-};
-
 // What a member brings to a split, taken when it calls: its context number (threads of one MPI
 // process may split at once), the collective's tag (its place among the communicator's
 // collectives) and, for a duplicate, a copy of its attributes. MPI_Comm_idup is MPI_Comm_dup
@@ -54,6 +48,8 @@ struct SplitRecord {
 struct SplitStart {
   SplitRecord mine;
   int tag;
+  bool team = false;  // dups_processes: a team round follows the exchange
+  std::uint32_t round = 0;
   MPI_Comm attributes = MPI_COMM_NULL;
 };
 
@@ -61,8 +57,9 @@ SplitStart begin_split(Caller& k, int color, int key, bool nonblocking, bool dup
   Family* f = k.c->family;
   const int family_rank = k.c->members[static_cast<std::size_t>(k.m->rank)];
   const int my_local = family_rank - f->offset[static_cast<std::size_t>(f->my_proc)];
-  SplitStart s{{color, key, f->next_ctx[static_cast<std::size_t>(my_local)].fetch_add(1), family_rank},
-               comm_op_tag(k.m, nonblocking)};
+  SplitStart s{{color, key, f->next_ctx[static_cast<std::size_t>(my_local)].fetch_add(1), family_rank}, 0};
+  s.team = dup && dups_processes(k.c);
+  s.tag = comm_op_tag(k.m, nonblocking, s.team, &s.round);
   if (dup && k.m->attributes != MPI_COMM_NULL)
     mpi::locked([&] { return PMPI_Comm_dup(k.m->attributes, &s.attributes); });
   return s;
@@ -73,6 +70,7 @@ SplitStart begin_split(Caller& k, int color, int key, bool nonblocking, bool dup
 int finish_split(Caller& k, SplitStart& s, MPI_Comm* newcomm) {
   std::vector<SplitRecord> all(static_cast<std::size_t>(k.c->size()));
   int rc = allgather_bytes(k.c, k.m->rank, s.tag, &s.mine, sizeof s.mine, all.data());
+  if (s.team) rc = make_dup_processes(k.c, k.m->rank, s.tag, s.round, all, rc);
   const int color = s.mine.color;
   if (rc != MPI_SUCCESS || color == MPI_UNDEFINED) {
     if (s.attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&s.attributes); });
@@ -80,24 +78,28 @@ int finish_split(Caller& k, SplitStart& s, MPI_Comm* newcomm) {
     return rc;
   }
   std::vector<int> ranks;
-  for (int r = 0; r < k.c->size(); ++r)
-    if (all[static_cast<std::size_t>(r)].color == color) ranks.push_back(r);
+  const NewComm n = new_comm(all, color, &ranks);
+  const int my_new_rank = static_cast<int>(std::find(ranks.begin(), ranks.end(), k.m->rank) - ranks.begin());
+  *newcomm = adopt(k, join_comm(k.c->family, n.ctx, n.members, my_new_rank), my_new_rank, s.attributes);
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+NewComm new_comm(const std::vector<SplitRecord>& all, int color, std::vector<int>* ranks_out) {
+  std::vector<int> ranks;
+  for (std::size_t r = 0; r < all.size(); ++r)
+    if (all[r].color == color) ranks.push_back(static_cast<int>(r));
   std::stable_sort(ranks.begin(), ranks.end(), [&](int a, int b) {
     return all[static_cast<std::size_t>(a)].key < all[static_cast<std::size_t>(b)].key;
   });
   // The new communicator's context: its first member's family rank and that member's counter.
+  NewComm n;
   const SplitRecord& leader = all[static_cast<std::size_t>(ranks[0])];
-  const std::uint64_t ctx = (static_cast<std::uint64_t>(leader.family_rank) << 32) | leader.next_ctx;
-  std::vector<int> members;
-  int my_new_rank = -1;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    members.push_back(all[static_cast<std::size_t>(ranks[i])].family_rank);
-    if (ranks[i] == k.m->rank) my_new_rank = static_cast<int>(i);
-  }
-  *newcomm = adopt(k, join_comm(k.c->family, ctx, members, my_new_rank), my_new_rank, s.attributes);
-  return MPI_SUCCESS;
+  n.ctx = (static_cast<std::uint64_t>(leader.family_rank) << 32) | leader.next_ctx;
+  for (int r : ranks) n.members.push_back(all[static_cast<std::size_t>(r)].family_rank);
+  if (ranks_out) *ranks_out = std::move(ranks);
+  return n;
 }
-}  // namespace
 
 int split(Caller& k, int color, int key, bool dup, MPI_Comm* newcomm, const char* call) {
   SplitStart s = begin_split(k, color, key, false, dup);

@@ -4,7 +4,9 @@
    In an OpenMP region (entered ROUNDS times), on the threadcomm in blocking, nonblocking
    (I-form + MPI_Wait) and persistent form (MPI_X_init, or Open MPI 4.1's MPIX_X_init: started
    once, waited for, freed), then in blocking form on a split of it (colours by parity, keys
-   reversed), with roots other than 0 that change per round:
+   reversed) and in blocking and nonblocking form on a dup of it (across processes the dup's
+   collectives are hierarchical, as the threadcomm's), with roots other than 0 that change per
+   round:
      Barrier (the process's threads all arrived: a per-process counter), Bcast (0 B, 4 B,
      64 KiB), Gather, Gatherv (counts by rank, blocks placed in reverse order), Scatter,
      Scatterv (zero counts included), Gather and Scatter of 64 KiB in all (a strided vector
@@ -759,6 +761,13 @@ int main(int argc, char** argv) {
       persistent_restart(s, round);
 #endif
       MPI_OK(MPI_Comm_free(&s));
+      if (r == offset) rk_set_stage("collectives on a dup");
+      MPI_Comm d = MPI_COMM_NULL;
+      MPI_OK(MPI_Comm_dup(tc, &d));
+      suite(d, kBlocking, round, 0);
+      suite(d, kNonblocking, round, 0);
+      overlap(d, round);
+      MPI_OK(MPI_Comm_free(&d));
 #if MPI_VERSION >= 4
       if (r == offset) rk_set_stage("large-count collectives");
       MPI_OK(MPI_Barrier(tc));
