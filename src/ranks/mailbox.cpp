@@ -119,11 +119,8 @@ Packet* Mailbox::receive(RecvOp* r, int sender) {
   if (mu_.try_lock()) {
     Matched m;
     match_arrived(m, /*all_boxes=*/sender < 0);
-    Packet* p = take_unexpected(r->src, r->tag);
     bool filled = false;
-    // Nothing posted: no earlier receive takes a message of this sender's box; those before r's
-    // are now in the FIFOs, so r's earliest is the first its box holds that it accepts.
-    if (!p && sender >= 0 && sender < senders_ && posted_count_ == 0) p = take_from_box(sender, r, m, &filled);
+    Packet* p = take_earliest(r, sender, m, &filled);
     if (filled) {
       r->next = m.filled;
       m.filled = r;
@@ -148,12 +145,19 @@ Mailbox::Take Mailbox::take_for(RecvOp* r, int sender, Packet** p) {
   Take t = Take::kPost;
   if (posted_count_ == 0) {
     bool filled = false;
-    *p = take_unexpected(r->src, r->tag);
-    if (!*p) *p = take_from_box(sender, r, m, &filled);
+    *p = take_earliest(r, sender, m, &filled);
     t = filled ? Take::kFilled : *p ? Take::kTaken : Take::kNone;
   }
   unlock(m);
   return t;
+}
+
+Packet* Mailbox::take_earliest(RecvOp* r, int sender, Matched& m, bool* filled) {
+  if (Packet* p = take_unexpected(r->src, r->tag)) return p;
+  // Nothing posted: no earlier receive takes a message of this sender's box; those before r's
+  // are now in the FIFOs, so r's earliest is the first its box holds that it accepts.
+  if (sender >= 0 && sender < senders_ && posted_count_ == 0) return take_from_box(sender, r, m, filled);
+  return nullptr;
 }
 
 namespace {

@@ -329,6 +329,9 @@ class Mailbox {
   // accept to the FIFOs, up to the first one it does, which is returned as a packet or copied into
   // r (*filled).
   Packet* take_from_box(int sender, RecvOp* r, Matched& m, bool* filled);
+  // With the lock held, for receive() and take_for(): the earliest message r accepts, from the
+  // FIFOs or (sender >= 0, nothing posted) the sender's box, removed or copied into r (*filled).
+  Packet* take_earliest(RecvOp* r, int sender, Matched& m, bool* filled);
   // Matches what arrived, releases the lock, and takes it back while more has arrived (a sender
   // or receiver that found it held left its message or receive to us); then delivers what
   // matched.

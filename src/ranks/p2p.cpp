@@ -119,9 +119,10 @@ int start_recv(Comm* c, int me, int src, int tag, const TypedBuffer& b, Channel 
 namespace {
 // A blocking receive from a thread-rank of this process first waits on that sender's fast box
 // unposted (Mailbox::take_for): no posting, no match of the arrival against posted receives and
-// no completion flag (Open MPI 4.1, ping-pong at 8 B: 4% less time per message). It posts (and waits as any receive does) once its spin is over, or when receives
-// posted earlier must come first. Not where several threads act as one rank (another could post
-// meanwhile) or where the wait must also poll the network.
+// no completion flag (Open MPI 4.1, ping-pong at 8 B: 4% less time per message). It posts (and
+// waits as any receive does) once its spin is over, or when receives posted earlier must come
+// first. Not where several threads act as one rank (another could post meanwhile) or where the
+// wait must also poll the network.
 bool waits_on_box(Comm* c, int me, int src, Channel ch) {
   return src >= 0 && c->is_local(src) && !c->family->shared_ranks && !c->family->multi_process() &&
          c->box(me, ch).has_fast_boxes();
