@@ -125,11 +125,13 @@ Packet* Mailbox::receive(RecvOp* r, int sender) {
       r->next = m.filled;
       m.filled = r;
     } else if (!p) {
+      r->unseen = false;
       post(r);
     }
     unlock(m);
     return p;
   }
+  r->unseen = false;
   RecvOp* head = posting_.load(std::memory_order_relaxed);
   do r->next = head;
   while (!posting_.compare_exchange_weak(head, r, std::memory_order_seq_cst, std::memory_order_relaxed));
@@ -265,7 +267,7 @@ void Mailbox::unlock(Matched& m) {
   m.head = m.tail = nullptr;
   for (RecvOp *r = m.filled, *next; r; r = next) {
     next = r->next;
-    r->complete();
+    r->complete_or_mark();  // a receive filled before it was posted is its caller's to complete
   }
   m.filled = nullptr;
   if (m.arrivals) announce_arrival();

@@ -26,11 +26,22 @@ struct Completion {
   Done done;
   void (*then)(void* owner) = nullptr;
   void* owner = nullptr;
+  // Set by the caller before the operation starts when no other thread can see it yet (a
+  // blocking send, a request whose handle is not returned yet): completed at once, it is then
+  // only marked completed_at_start, for the caller to complete with plain stores (a
+  // read-modify-write would wait for the thread's earlier stores to reach other cores). Cleared
+  // when the operation is published (a receive posted).
+  bool unseen = false;
+  bool completed_at_start = false;
   void complete() {
     void (*t)(void*) = then;
     void* o = owner;
     done.set();  // may end the operation's life (a blocking caller returns)
     if (t) t(o);
+  }
+  void complete_or_mark() {
+    if (unseen) completed_at_start = true;
+    else complete();
   }
 };
 
@@ -62,11 +73,6 @@ struct SendOp : Completion {
   int src = 0, tag = 0;
   std::uint64_t ident = 0;
   bool cancelled = false;
-  // Set by the caller before start_send when no other thread can see the operation yet (a
-  // blocking send, a request whose handle is not returned): a send complete at once is then
-  // left for the caller to complete (completed_at_start), without an atomic read-modify-write.
-  bool unseen = false;
-  bool completed_at_start = false;
   SharedCopy share;
 };
 

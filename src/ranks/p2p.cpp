@@ -67,10 +67,7 @@ int start_send(Comm* c, int me, const TypedBuffer& b, int dest, int tag, SendMod
     op->ident = p->ident;
     mb.arrive_from(c->local_index[me], p);
   }
-  if (!waits) {
-    if (op->unseen) op->completed_at_start = true;
-    else op->complete();
-  }
+  if (!waits) op->complete_or_mark();
   return MPI_SUCCESS;
 }
 
@@ -104,14 +101,14 @@ int start_recv(Comm* c, int me, int src, int tag, const TypedBuffer& b, Channel 
     r->r_tag = MPI_ANY_TAG;
     r->r_err = MPI_SUCCESS;
     r->r_bytes = 0;
-    r->complete();
+    r->complete_or_mark();
     return MPI_SUCCESS;
   }
   Mailbox& mb = c->box(me, ch);
   if (Packet* p = mb.receive(r, src != MPI_ANY_SOURCE && c->is_local(src) ? c->local_index[src] : -1)) {
     deliver(p, r);
     free_packet(p);
-    r->complete();
+    r->complete_or_mark();
   }
   return MPI_SUCCESS;
 }

@@ -128,7 +128,7 @@ int isend(const char* call, const void* buf, MPI_Count count, MPI_Datatype type,
     r->send.err = rc;
     r->send.complete();
   } else if (r->send.completed_at_start) {
-    complete_unseen_send(r);
+    complete_unseen(r);
   }
   return MPI_SUCCESS;
 }
@@ -163,8 +163,10 @@ int irecv(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MP
   Request* r = new_request(k.c, k.m->rank, 1, request);
   if (!r) return k.fail(MPI_ERR_INTERN, "MPI_Irecv");
   count_recv(r);
-  return raise(k.c, start_recv(k.c, k.m->rank, source, tag, {buf, count, type}, Channel::kP2P, &r->recv),
-               "MPI_Irecv");
+  r->recv.unseen = true;  // the program gets the handle when this returns
+  int rc = start_recv(k.c, k.m->rank, source, tag, {buf, count, type}, Channel::kP2P, &r->recv);
+  if (rc == MPI_SUCCESS && r->recv.completed_at_start) complete_unseen(r);
+  return raise(k.c, rc, "MPI_Irecv");
 }
 
 int recv_init(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,

@@ -100,9 +100,13 @@ void part_done(Request* r) {
   unref(r);  // the operation's reference; the program's keeps the request until it is finished
 }
 
-void complete_unseen_send(Request* r) {
-  r->send.done.set_unseen();
-  if (r->send.err != MPI_SUCCESS && r->err == MPI_SUCCESS) r->err = r->send.err;
+void complete_unseen(Request* r) {
+  if (r->has_recv) {
+    r->recv.done.set_unseen();
+  } else {
+    r->send.done.set_unseen();
+    if (r->send.err != MPI_SUCCESS && r->err == MPI_SUCCESS) r->err = r->send.err;
+  }
   r->done.set_unseen();
   r->refs.store(1, std::memory_order_relaxed);  // the operation's reference is dropped
 }

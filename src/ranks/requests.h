@@ -61,9 +61,10 @@ void count_send(Request* r);
 void count_recv(Request* r);
 // One part of r has completed (for operations without a SendOp/RecvOp: collectives).
 void part_done(Request* r);
-// A one-part send request whose operation completed before its handle was returned (eager):
-// completed with plain stores, as no other thread can wait for it or promote it yet.
-void complete_unseen_send(Request* r);
+// A one-part send or receive request whose operation completed before its handle was returned
+// (an eager send, a receive whose message had arrived): completed with plain stores, as no
+// other thread can wait for it or promote it yet.
+void complete_unseen(Request* r);
 
 // The engine's request behind a handle, or nullptr.
 inline Request* request_of(MPI_Request h) { return requests_made() ? find_request(handle_bits(h)) : nullptr; }

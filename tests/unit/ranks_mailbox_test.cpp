@@ -381,6 +381,46 @@ TEST(ranksMailbox, ReceiveTakesFromTheSendersBoxInOrder) {
   g.release();
 }
 
+// A receive nobody else can see yet (MPI_Irecv before it returns the handle) that its message
+// fills at once is only marked completed_at_start, for its caller to complete with plain stores;
+// one that is posted is published, so whichever thread matches it completes it as usual.
+TEST(ranksMailbox, UnseenReceiveIsMarkedWhenFilledAndCompletedWhenPosted) {
+  Mailbox mb(1);
+  auto small = [&](int tag, std::uint64_t n) {
+    mb.arrive_small_from(0, 0, tag, tsmpi::ranks::new_ident(), sizeof n, [&](char* d) { std::memcpy(d, &n, sizeof n); });
+  };
+  int completions = 0;
+  auto counted = [](void* owner) { ++*static_cast<int*>(owner); };
+  small(4, 1);
+  RecvOp filled;
+  filled.src = 0;
+  filled.tag = 4;
+  filled.then = counted;
+  filled.owner = &completions;
+  filled.unseen = true;
+  EXPECT_EQ(mb.receive(&filled, 0), nullptr);
+  EXPECT_TRUE(filled.completed_at_start);
+  EXPECT_FALSE(filled.done.is()) << "completed with a read-modify-write while unseen";
+  EXPECT_EQ(completions, 0);
+  EXPECT_EQ(filled.r_tag, 4);
+
+  RecvOp posted;
+  posted.src = 0;
+  posted.tag = 5;
+  posted.then = counted;
+  posted.owner = &completions;
+  posted.unseen = true;
+  EXPECT_EQ(mb.receive(&posted, 0), nullptr);
+  EXPECT_FALSE(posted.unseen) << "a posted receive stayed unseen";
+  EXPECT_FALSE(posted.completed_at_start);
+  small(5, 2);
+  { tsmpi::ranks::Mailbox::Guard g(mb); }  // the holder matches the arrival to the posted receive
+  EXPECT_TRUE(posted.done.is());
+  EXPECT_FALSE(posted.completed_at_start);
+  EXPECT_EQ(completions, 1);
+  EXPECT_TRUE(mb.empty());
+}
+
 // A blocking receive's unposted phase (take_for): what receive() would give, never posting; it
 // defers to receives posted before it.
 TEST(ranksMailbox, TakeForTakesLikeReceiveWithoutPosting) {
