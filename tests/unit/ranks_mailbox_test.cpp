@@ -102,6 +102,11 @@ Packet* packet(int src, int tag, std::uint64_t id) {
   return p;
 }
 
+// A small message from `sender` (its own rank) carried in its fast-box slot: 8 bytes, the number n.
+void arrive_small(Mailbox& mb, int sender, int tag, std::uint64_t n) {
+  mb.arrive_small_from(sender, sender, tag, tsmpi::ranks::new_ident(), sizeof n, [&](char* d) { std::memcpy(d, &n, sizeof n); });
+}
+
 // Takes with (src, tag): the message's id, or -1 when nothing matches. Frees the packet and
 // checks that its envelope matches the pattern.
 long long take(Mailbox& mb, int src, int tag) {
@@ -331,9 +336,7 @@ TEST(ranksMailbox, EmptyCountsBothSides) {
 // is judged by the packet's envelope (its own fields are a previous message's).
 TEST(ranksMailbox, ReceiveTakesFromTheSendersBoxInOrder) {
   Mailbox mb(1);
-  auto small = [&](int tag, std::uint64_t n) {
-    mb.arrive_small_from(0, 0, tag, tsmpi::ranks::new_ident(), sizeof n, [&](char* d) { std::memcpy(d, &n, sizeof n); });
-  };
+  auto small = [&](int tag, std::uint64_t n) { arrive_small(mb, 0, tag, n); };
   auto packet = [&](int tag, std::uint64_t n) {
     Packet* p = tsmpi::ranks::new_packet();
     p->src = 0;
@@ -386,18 +389,18 @@ TEST(ranksMailbox, ReceiveTakesFromTheSendersBoxInOrder) {
 // one that is posted is published, so whichever thread matches it completes it as usual.
 TEST(ranksMailbox, UnseenReceiveIsMarkedWhenFilledAndCompletedWhenPosted) {
   Mailbox mb(1);
-  auto small = [&](int tag, std::uint64_t n) {
-    mb.arrive_small_from(0, 0, tag, tsmpi::ranks::new_ident(), sizeof n, [&](char* d) { std::memcpy(d, &n, sizeof n); });
-  };
   int completions = 0;
-  auto counted = [](void* owner) { ++*static_cast<int*>(owner); };
-  small(4, 1);
+  // A receive of (0, tag) that counts its completions, not yet seen by any other thread.
+  auto unseen_receive = [&](RecvOp& r, int tag) {
+    r.src = 0;
+    r.tag = tag;
+    r.then = [](void* owner) { ++*static_cast<int*>(owner); };
+    r.owner = &completions;
+    r.unseen = true;
+  };
+  arrive_small(mb, 0, 4, 1);
   RecvOp filled;
-  filled.src = 0;
-  filled.tag = 4;
-  filled.then = counted;
-  filled.owner = &completions;
-  filled.unseen = true;
+  unseen_receive(filled, 4);
   EXPECT_EQ(mb.receive(&filled, 0), nullptr);
   EXPECT_TRUE(filled.completed_at_start);
   EXPECT_FALSE(filled.done.is()) << "completed with a read-modify-write while unseen";
@@ -405,15 +408,11 @@ TEST(ranksMailbox, UnseenReceiveIsMarkedWhenFilledAndCompletedWhenPosted) {
   EXPECT_EQ(filled.r_tag, 4);
 
   RecvOp posted;
-  posted.src = 0;
-  posted.tag = 5;
-  posted.then = counted;
-  posted.owner = &completions;
-  posted.unseen = true;
+  unseen_receive(posted, 5);
   EXPECT_EQ(mb.receive(&posted, 0), nullptr);
   EXPECT_FALSE(posted.unseen) << "a posted receive stayed unseen";
   EXPECT_FALSE(posted.completed_at_start);
-  small(5, 2);
+  arrive_small(mb, 0, 5, 2);
   { tsmpi::ranks::Mailbox::Guard g(mb); }  // the holder matches the arrival to the posted receive
   EXPECT_TRUE(posted.done.is());
   EXPECT_FALSE(posted.completed_at_start);
@@ -711,9 +710,7 @@ std::vector<Received> run_mailbox_stress(const Stress& cfg, Patterns patterns, s
           std::this_thread::yield();
         int tag = cfg.tag_of(s, n);
         if (n % 4 == 1 && s % 2 == 0) {  // a small message, inline in the fast box's slot
-          const std::uint64_t number = static_cast<std::uint64_t>(n);
-          mb.arrive_small_from(s, s, tag, tsmpi::ranks::new_ident(), sizeof number,
-                               [&](char* data) { std::memcpy(data, &number, sizeof number); });
+          arrive_small(mb, s, tag, static_cast<std::uint64_t>(n));
           continue;
         }
         if (n % 2 == 1) {
