@@ -130,5 +130,14 @@ bool across_processes(const Comm* c);
 long long exchange_bytes(const Comm* c, const Blocks& r, MPI_Datatype type);
 int allgather_processes(const Coll& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
                         const Blocks& r, MPI_Datatype rtype);
+// Reduce_scatter(_block) (r: each rank's block of the result); the processes' call takes int
+// counts, so it is chosen only where each process's share fits one.
+bool reduce_scatter_counts_fit(const Comm* c, const Blocks& r);
+int reduce_scatter_processes(const Coll& k, const void* sbuf, void* rbuf, const Blocks& r, MPI_Datatype type,
+                             MPI_Op op);
+// Alltoall, not in place, whose blocks are all `block` packed bytes (the same at every rank, so
+// every rank chooses alike); alltoall_fits: the largest process's exchange fits an int count.
+bool alltoall_fits(const Comm* c, long long block);
+int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf recv_of, long long block);
 
 }  // namespace tsmpi::ranks::coll

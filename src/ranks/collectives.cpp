@@ -297,6 +297,8 @@ struct AlltoallArgs {
     auto& x = *static_cast<const AlltoallArgs*>(a);
     return at(x.rbuf, static_cast<MPI_Aint>(i) * x.rcount, x.rcount, x.rtype);
   }
+  // Every block's packed bytes, the same at every rank (matching type signatures).
+  long long uniform_block() const { return packed_bytes({nullptr, rcount, rtype}); }
 };
 struct AlltoallvArgs {
   const void* sbuf;
@@ -315,6 +317,7 @@ struct AlltoallvArgs {
     auto& x = *static_cast<const AlltoallvArgs*>(a);
     return at(x.rbuf, x.rdispls[i], x.rcounts[i], x.rtype);
   }
+  long long uniform_block() const { return -1; }  // blocks differ: no processes' form
 };
 struct AlltoallwArgs {  // displacements in bytes
   const void* sbuf;
@@ -333,6 +336,7 @@ struct AlltoallwArgs {  // displacements in bytes
     auto& x = *static_cast<const AlltoallwArgs*>(a);
     return at_bytes(x.rbuf, x.rdispls[i], x.rcounts[i], x.rtypes[i]);
   }
+  long long uniform_block() const { return -1; }  // blocks differ: no processes' form
 };
 
 // In shared memory when every member lives here and the call is not in place (all members
@@ -342,6 +346,11 @@ int alltoall_run(Caller& k, const char* call, CollRequest nb, const Args& args) 
   if (k.c->single_process && !in_place(args.sbuf)) {
     return run(k, call, nb, -1, Path::kTeam,
                [=](const Coll& c) { return alltoall_pull(c, &args, &Args::send, &Args::recv); });
+  }
+  if (across_processes(k.c) && !in_place(args.sbuf) && alltoall_fits(k.c, args.uniform_block())) {
+    return run(k, call, nb, -1, Path::kTeam, [=](const Coll& c) {
+      return alltoall_processes(c, &args, &Args::send, &Args::recv, args.uniform_block());
+    });
   }
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return alltoall_generic(
@@ -565,6 +574,11 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, Counts recvcounts, MPI_Da
       return reduce_scatter_pull(c, sendbuf, recvbuf, recvcounts, 0, type, op);
     });
   }
+  if (across_processes(k.c) && reduce_scatter_counts_fit(k.c, Blocks{recvcounts, {}})) {
+    return run(k, call, nb, -1, Path::kTeam, [=](const Coll& c) {
+      return reduce_scatter_processes(c, sendbuf, recvbuf, Blocks{recvcounts, {}}, type, op);
+    });
+  }
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return reduce_scatter_generic(c, sendbuf, recvbuf, recvcounts, 0, type, op);
   });
@@ -578,6 +592,11 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, MPI_Count recvcount
   if (k.c->single_process) {
     return run(k, call, nb, -1, Path::kTeam, [=](const Coll& c) {
       return reduce_scatter_pull(c, sendbuf, recvbuf, {}, recvcount, type, op);
+    });
+  }
+  if (across_processes(k.c) && reduce_scatter_counts_fit(k.c, Blocks{{}, {}, recvcount})) {
+    return run(k, call, nb, -1, Path::kTeam, [=](const Coll& c) {
+      return reduce_scatter_processes(c, sendbuf, recvbuf, Blocks{{}, {}, recvcount}, type, op);
     });
   }
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
