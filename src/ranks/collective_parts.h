@@ -135,9 +135,7 @@ int allgather_processes(const Coll& k, const void* sbuf, MPI_Count scount, MPI_D
 bool reduce_scatter_counts_fit(const Comm* c, const Blocks& r);
 int reduce_scatter_processes(const Coll& k, const void* sbuf, void* rbuf, const Blocks& r, MPI_Datatype type,
                              MPI_Op op);
-// Alltoall, not in place, whose blocks are all `block` packed bytes (the same at every rank, so
-// every rank chooses alike); alltoall_fits: the largest process's exchange fits an int count.
-bool alltoall_fits(const Comm* c, long long block);
-int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf recv_of, long long block);
+// Alltoall(v,w), not in place (all members alike, as the standard requires).
+int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf recv_of);
 
 }  // namespace tsmpi::ranks::coll

@@ -297,8 +297,6 @@ struct AlltoallArgs {
     auto& x = *static_cast<const AlltoallArgs*>(a);
     return at(x.rbuf, static_cast<MPI_Aint>(i) * x.rcount, x.rcount, x.rtype);
   }
-  // Every block's packed bytes, the same at every rank (matching type signatures).
-  long long uniform_block() const { return packed_bytes({nullptr, rcount, rtype}); }
 };
 struct AlltoallvArgs {
   const void* sbuf;
@@ -317,7 +315,6 @@ struct AlltoallvArgs {
     auto& x = *static_cast<const AlltoallvArgs*>(a);
     return at(x.rbuf, x.rdispls[i], x.rcounts[i], x.rtype);
   }
-  long long uniform_block() const { return -1; }  // blocks differ: no processes' form
 };
 struct AlltoallwArgs {  // displacements in bytes
   const void* sbuf;
@@ -336,7 +333,6 @@ struct AlltoallwArgs {  // displacements in bytes
     auto& x = *static_cast<const AlltoallwArgs*>(a);
     return at_bytes(x.rbuf, x.rdispls[i], x.rcounts[i], x.rtypes[i]);
   }
-  long long uniform_block() const { return -1; }  // blocks differ: no processes' form
 };
 
 // In shared memory when every member lives here and the call is not in place (all members
@@ -347,10 +343,9 @@ int alltoall_run(Caller& k, const char* call, CollRequest nb, const Args& args) 
     return run(k, call, nb, -1, Path::kTeam,
                [=](const Coll& c) { return alltoall_pull(c, &args, &Args::send, &Args::recv); });
   }
-  if (across_processes(k.c) && !in_place(args.sbuf) && alltoall_fits(k.c, args.uniform_block())) {
-    return run(k, call, nb, -1, Path::kTeam, [=](const Coll& c) {
-      return alltoall_processes(c, &args, &Args::send, &Args::recv, args.uniform_block());
-    });
+  if (across_processes(k.c) && !in_place(args.sbuf)) {
+    return run(k, call, nb, -1, Path::kTeam,
+               [=](const Coll& c) { return alltoall_processes(c, &args, &Args::send, &Args::recv); });
   }
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return alltoall_generic(

@@ -9,10 +9,12 @@
 // - Reduce_scatter(_block): the leader folds the local vectors in rank order, the processes
 //   reduce and scatter the folded vectors in one MPI_Reduce_scatter (each process's share is its
 //   members' blocks, which are consecutive), and every member copies its block.
-// - Alltoall: the leader packs, for each other process, the blocks its members send to that
-//   process's members (sender-major) into one buffer, and the processes exchange them as bytes
-//   in one MPI_Alltoallv; every member unpacks the blocks addressed to it and copies those of
-//   the local members straight from their send buffers.
+// - Alltoall(v,w), not in place: the leader packs, for each other process, the blocks its
+//   members send to that process's members (sender-major), and sends them to that process's
+//   leader as one message of bytes (pieces of 1 GiB beyond), receiving as many; the sizes on
+//   both sides come from the blocks' matching type signatures, so no sizes are exchanged and
+//   every form takes this path. Every member unpacks the blocks addressed to it and copies those
+//   of the local members straight from their send buffers.
 #include <algorithm>
 #include <climits>
 #include <vector>
@@ -24,6 +26,21 @@ namespace tsmpi::ranks::coll {
 namespace {
 
 constexpr int kLeader = 0;
+
+// The leader makes the round's result (make(rc) returns it, rc its error) and publishes it; the
+// others wait for it. After a failed meeting nobody makes one: nullptr.
+template <class Result, class Make>
+Result* from_leader(Team& t, const Coll& k, int li, int& rc, Make&& make) {
+  if (rc != MPI_SUCCESS) return nullptr;
+  if (li == kLeader) {
+    Result* x = make(rc);
+    t.publish(li, k.round, {rc, 0, x});
+    return x;
+  }
+  const Team::Published p = t.wait_published(kLeader, k.round);  // the leader has read our data
+  rc = p.err;
+  return static_cast<Result*>(p.shared);
+}
 
 struct AllgatherProcsForm;
 struct ReduceScatterProcsForm;
@@ -98,20 +115,15 @@ int allgather_processes(const Coll& k, const void* sbuf, MPI_Count scount, MPI_D
   const TypedBuffer in = in_place(sbuf) ? at(rbuf, r.displ(k.me), r.count(k.me), rtype) : TypedBuffer{sbuf, scount, stype};
   int rc = arrive_and_meet(t, k, li, team_call(k, -1, DataPath::kBuffers), form_of<AllgatherProcsForm>(),
                            [&](Team::Note&) { t.buffers(li, k.round).in = in; });
-  Exchange* x = nullptr;
-  if (rc == MPI_SUCCESS && li == kLeader) {
-    x = new Exchange(k.c, [&](int i) { return block_bytes(r.count(i), rtype); });
-    pack_local(k, *x);
-    rc = processes_collective([&](MPI_Request* req) {
-      return PMPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x->bytes.data(), x->counts.data(), x->displs.data(),
+  Exchange* x = from_leader<Exchange>(t, k, li, rc, [&](int& err) {
+    auto* e = new Exchange(k.c, [&](int i) { return block_bytes(r.count(i), rtype); });
+    pack_local(k, *e);
+    err = processes_collective([&](MPI_Request* req) {
+      return PMPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, e->bytes.data(), e->counts.data(), e->displs.data(),
                               MPI_BYTE, k.c->coll_comm, req);
     });
-    t.publish(li, k.round, {rc, 0, x});
-  } else if (rc == MPI_SUCCESS) {
-    const Team::Published p = t.wait_published(kLeader, k.round);  // the leader has read our data
-    rc = p.err;
-    x = static_cast<Exchange*>(p.shared);
-  }
+    return e;
+  });
   for (int j = 0; rc == MPI_SUCCESS && j < k.size(); ++j) {
     if (j == k.me && in_place(sbuf)) continue;
     unpack(x->block(j), x->size_of(j), at(rbuf, r.displ(j), r.count(j), rtype));
@@ -146,24 +158,18 @@ int reduce_scatter_processes(const Coll& k, const void* sbuf, void* rbuf, const 
   const TypedBuffer in{in_place(sbuf) ? rbuf : sbuf, total, type};
   int rc = arrive_and_meet(t, k, li, team_call(k, -1, DataPath::kBuffers), form_of<ReduceScatterProcsForm>(),
                            [&](Team::Note&) { t.buffers(li, k.round).in = in; });
-  TypedScratch* acc = nullptr;
-  if (rc == MPI_SUCCESS && li == kLeader) {
-    acc = new TypedScratch(total, type);
-    rc = fold(t.size(), [&](int j) { return t.buffers_of(j, k.round).in.buf; }, acc->typed(), op);
-    if (rc == MPI_SUCCESS) {
-      std::vector<int> share(static_cast<std::size_t>(c->family->nprocs));
-      for (int i = 0; i < k.size(); ++i) share[static_cast<std::size_t>(c->proc_of(i))] += static_cast<int>(r.count(i));
-      // In place: the input is the whole vector, this process's share lands at its start.
-      rc = processes_collective([&](MPI_Request* q) {
-        return PMPI_Ireduce_scatter(MPI_IN_PLACE, acc->data(), share.data(), type, op, c->coll_comm, q);
-      });
-    }
-    t.publish(li, k.round, {rc, 0, acc});
-  } else if (rc == MPI_SUCCESS) {
-    const Team::Published p = t.wait_published(kLeader, k.round);  // the leader has read our vectors
-    rc = p.err;
-    acc = static_cast<TypedScratch*>(p.shared);
-  }
+  TypedScratch* acc = from_leader<TypedScratch>(t, k, li, rc, [&](int& err) {
+    auto* a = new TypedScratch(total, type);
+    err = fold(t.size(), [&](int j) { return t.buffers_of(j, k.round).in.buf; }, a->typed(), op);
+    if (err != MPI_SUCCESS) return a;
+    std::vector<int> share(static_cast<std::size_t>(c->family->nprocs));
+    for (int i = 0; i < k.size(); ++i) share[static_cast<std::size_t>(c->proc_of(i))] += static_cast<int>(r.count(i));
+    // In place: the input is the whole vector, this process's share lands at its start.
+    err = processes_collective([&](MPI_Request* q) {
+      return PMPI_Ireduce_scatter(MPI_IN_PLACE, a->data(), share.data(), type, op, c->coll_comm, q);
+    });
+    return a;
+  });
   const MPI_Count mine = r.count(k.me);
   if (rc == MPI_SUCCESS && mine > 0) {
     const MPI_Count first = before[static_cast<std::size_t>(c->local_ranks.front())];
@@ -193,23 +199,87 @@ struct ProcessRanges {
   }
 };
 
-// The leader's buffers of one Alltoall: per process its byte counts and displacements.
+// The leader's buffers of one Alltoall. Per other process q, the bytes to send (every block a
+// local member sends to a member of q, sender-major) and the bytes to receive, laid out the same
+// way; `at[i * local + (j - lo)]` is where the block from comm rank i (of another process) to
+// local member j starts in `in`.
 struct AlltoallExchange {
-  std::vector<int> scounts, sdispls, rcounts, rdispls;
-  std::vector<char> sbytes, rbytes;
+  std::vector<long long> out_at, in_at;  // per process, where its bytes start (and [nprocs]: the end)
+  std::vector<long long> at;
+  std::vector<char> out, in;
 };
+
+// Byte messages of any size between two leaders, in pieces an int count holds. Both sides lay
+// out the same bytes (the blocks' type signatures match), so the pieces pair up in order.
+constexpr long long kPiece = 1LL << 30;
+constexpr int kAlltoallTag = 1;
+
+int exchange_with_processes(const Comm* c, AlltoallExchange& x, int here) {
+  std::vector<MPI_Request> reqs;
+  int rc = MPI_SUCCESS;
+  const auto np = static_cast<std::size_t>(c->family->nprocs);
+  for (std::size_t q = 0; q < np && rc == MPI_SUCCESS; ++q) {
+    if (static_cast<int>(q) == here) continue;
+    for (long long o = x.in_at[q]; o < x.in_at[q + 1] && rc == MPI_SUCCESS; o += kPiece) {
+      reqs.push_back(MPI_REQUEST_NULL);
+      const int n = static_cast<int>(std::min(kPiece, x.in_at[q + 1] - o));
+      rc = mpi::locked([&] {
+        return PMPI_Irecv(x.in.data() + o, n, MPI_BYTE, static_cast<int>(q), kAlltoallTag, c->coll_comm, &reqs.back());
+      });
+    }
+    for (long long o = x.out_at[q]; o < x.out_at[q + 1] && rc == MPI_SUCCESS; o += kPiece) {
+      reqs.push_back(MPI_REQUEST_NULL);
+      const int n = static_cast<int>(std::min(kPiece, x.out_at[q + 1] - o));
+      rc = mpi::locked([&] {
+        return PMPI_Isend(x.out.data() + o, n, MPI_BYTE, static_cast<int>(q), kAlltoallTag, c->coll_comm, &reqs.back());
+      });
+    }
+  }
+  // Started requests are completed even after a failed start: their buffers are freed after.
+  const int done = mpi::waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  return rc != MPI_SUCCESS ? rc : done;
+}
+
+// Lays out the leader's exchange and packs the blocks its members send to other processes.
+template <class ViewOf>
+AlltoallExchange* pack_for_processes(const Comm* c, const ProcessRanges& pr, int here, ViewOf&& view_of) {
+  const int lo = pr.first[static_cast<std::size_t>(here)], local = pr.count[static_cast<std::size_t>(here)];
+  auto* x = new AlltoallExchange;
+  const auto np = static_cast<std::size_t>(c->family->nprocs);
+  x->out_at.assign(np + 1, 0), x->in_at.assign(np + 1, 0);
+  x->at.assign(static_cast<std::size_t>(c->size()) * static_cast<std::size_t>(local), 0);
+  long long out = 0, in = 0;
+  for (std::size_t q = 0; q < np; ++q) {
+    x->out_at[q] = out, x->in_at[q] = in;
+    if (static_cast<int>(q) == here) continue;
+    for (int i = lo; i < lo + local; ++i)
+      for (int j = pr.first[q]; j < pr.first[q] + pr.count[q]; ++j) out += packed_bytes(view_of(i).send_of(view_of(i).args, j));
+    for (int i = pr.first[q]; i < pr.first[q] + pr.count[q]; ++i)
+      for (int j = lo; j < lo + local; ++j) {
+        x->at[static_cast<std::size_t>(i) * static_cast<std::size_t>(local) + static_cast<std::size_t>(j - lo)] = in;
+        in += packed_bytes(view_of(j).recv_of(view_of(j).args, i));
+      }
+  }
+  x->out_at[np] = out, x->in_at[np] = in;
+  x->out.resize(static_cast<std::size_t>(out) + 1), x->in.resize(static_cast<std::size_t>(in) + 1);
+  char* o = x->out.data();
+  for (std::size_t q = 0; q < np; ++q) {
+    if (static_cast<int>(q) == here) continue;
+    for (int i = lo; i < lo + local; ++i) {
+      const AlltoallProcsView& from = view_of(i);
+      for (int j = pr.first[q]; j < pr.first[q] + pr.count[q]; ++j) {
+        const TypedBuffer b = from.send_of(from.args, j);
+        pack(b, o);
+        o += packed_bytes(b);
+      }
+    }
+  }
+  return x;
+}
 
 }  // namespace
 
-bool alltoall_fits(const Comm* c, long long block) {
-  if (block < 0) return false;
-  const ProcessRanges pr(c);
-  long long most = 0;
-  for (int n : pr.count) most = std::max<long long>(most, n);
-  return most * c->size() * block <= INT_MAX;
-}
-
-int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf recv_of, long long block) {
+int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf recv_of) {
   Comm* c = k.c;
   Team& t = c->team;
   const int li = index_of(k);
@@ -222,50 +292,19 @@ int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf
   const ProcessRanges pr(c);
   const int here = c->family->my_proc, lo = pr.first[static_cast<std::size_t>(here)];
   const int local = pr.count[static_cast<std::size_t>(here)];
-  const auto bytes = static_cast<std::size_t>(block);
-  AlltoallExchange* x = nullptr;
-  if (rc == MPI_SUCCESS && li == kLeader) {
-    x = new AlltoallExchange;
-    const auto np = static_cast<std::size_t>(c->family->nprocs);
-    x->scounts.resize(np), x->sdispls.resize(np), x->rcounts.resize(np), x->rdispls.resize(np);
-    int total = 0;
-    for (std::size_t q = 0; q < np; ++q) {
-      const int n = static_cast<int>(q) == here ? 0 : local * pr.count[q] * static_cast<int>(block);
-      x->scounts[q] = x->rcounts[q] = n;  // as many blocks come from q as go to it
-      x->sdispls[q] = x->rdispls[q] = total;
-      total += n;
-    }
-    x->sbytes.resize(static_cast<std::size_t>(total) + 1), x->rbytes.resize(static_cast<std::size_t>(total) + 1);
-    for (std::size_t q = 0; q < np; ++q) {
-      if (static_cast<int>(q) == here) continue;
-      char* out = x->sbytes.data() + x->sdispls[q];
-      for (int i = lo; i < lo + local; ++i) {
-        const AlltoallProcsView& from = view_of(i);
-        for (int j = pr.first[q]; j < pr.first[q] + pr.count[q]; ++j, out += bytes) pack(from.send_of(from.args, j), out);
-      }
-    }
-    rc = processes_collective([&](MPI_Request* r) {
-      return PMPI_Ialltoallv(x->sbytes.data(), x->scounts.data(), x->sdispls.data(), MPI_BYTE, x->rbytes.data(),
-                             x->rcounts.data(), x->rdispls.data(), MPI_BYTE, c->coll_comm, r);
-    });
-    t.publish(li, k.round, {rc, 0, x});
-  } else if (rc == MPI_SUCCESS) {
-    const Team::Published p = t.wait_published(kLeader, k.round);  // the leader has packed our blocks
-    rc = p.err;
-    x = static_cast<AlltoallExchange*>(p.shared);
-  }
-  if (rc == MPI_SUCCESS) {
-    for (int i = 0; i < k.size(); ++i) {
-      const auto q = static_cast<std::size_t>(c->proc_of(i));
-      if (static_cast<int>(q) == here) {
-        const AlltoallProcsView& from = view_of(i);
-        local_copy(from.send_of(from.args, k.me), recv_of(args, i));
-      } else {
-        // From process q, sender-major: sender i's blocks to our members lo .. lo+local-1.
-        const std::size_t at_block = static_cast<std::size_t>(i - pr.first[q]) * static_cast<std::size_t>(local) +
-                                     static_cast<std::size_t>(k.me - lo);
-        unpack(x->rbytes.data() + x->rdispls[q] + at_block * bytes, bytes, recv_of(args, i));
-      }
+  AlltoallExchange* x = from_leader<AlltoallExchange>(t, k, li, rc, [&](int& err) {
+    AlltoallExchange* e = pack_for_processes(c, pr, here, view_of);
+    err = exchange_with_processes(c, *e, here);
+    return e;
+  });
+  for (int i = 0; rc == MPI_SUCCESS && i < k.size(); ++i) {
+    const TypedBuffer to = recv_of(args, i);
+    if (c->proc_of(i) == here) {
+      const AlltoallProcsView& from = view_of(i);
+      local_copy(from.send_of(from.args, k.me), to);
+    } else {
+      const long long from = x->at[static_cast<std::size_t>(i) * static_cast<std::size_t>(local) + static_cast<std::size_t>(k.me - lo)];
+      unpack(x->in.data() + from, static_cast<std::size_t>(packed_bytes(to)), to);
     }
   }
   t.depart(li, k.round);
