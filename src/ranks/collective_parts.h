@@ -98,9 +98,10 @@ int processes_collective(Start&& start) {
 
 // Whether the local members combine in shared memory: every member lives in this process, or
 // the communicator has an MPI communicator of its processes for one collective of the processes
-// per call. Only the threadcomm and its duplicates have one (comm_processes.cpp): each process's
-// ranks consecutive and the processes in order, the MPI communicator's ranks the processes', as
-// the team's algorithms (processes by proc_of, local folds before the processes') rely on.
+// per call. The threadcomm and what is made from it by dup, split, split_type and create have
+// one (comm_processes.cpp) where each process's ranks are consecutive, its ranks the processes'
+// in the order of their ranks (Comm::coll_rank), as the team's algorithms (local folds before
+// the processes') rely on.
 inline bool hierarchical(const Comm* c) { return c->single_process || c->coll_comm != MPI_COMM_NULL; }
 int barrier_team(const Coll& k);
 int bcast_team(const Coll& k, void* buf, MPI_Count count, MPI_Datatype type, int root);
@@ -123,9 +124,10 @@ int reduce_scatter_pull(const Coll& k, const void* sbuf, void* rbuf, Counts coun
 int scan_pull(const Coll& k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
               bool exclusive);
 
-// Forms across processes on the threadcomm (collectives_processes.cpp): the local members' blocks
-// travel in one collective of the processes. Every member chooses alike, from the layout (the
-// threadcomm's) and the bytes of all blocks (exchange_bytes: -1 beyond an int count).
+// Forms across processes (collectives_processes.cpp) on a communicator with an MPI communicator
+// of its processes: the local members' blocks travel in one exchange of the processes. Every
+// member chooses alike, from the layout and the bytes of all blocks (exchange_bytes: -1 beyond
+// an int count).
 bool across_processes(const Comm* c);
 long long exchange_bytes(const Comm* c, const Blocks& r, MPI_Datatype type);
 int allgather_processes(const Coll& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,

@@ -1,4 +1,5 @@
-// Collectives on a threadcomm that spans processes (or a duplicate of it) as one exchange per
+// Collectives on a communicator that spans processes with an MPI communicator of its processes
+// (the threadcomm, and what is made from it: comm_processes.cpp) as one exchange per
 // process. The local members meet (team.h); the leader (local member 0) combines their data,
 // makes the one collective of the processes and publishes its result; each member takes its part
 // of it, and the leader frees the result once all have left. A member's own buffers are read only
@@ -65,12 +66,12 @@ struct Exchange {
   // Lays out `per_rank(i)` packed bytes for each comm rank i.
   template <class PerRank>
   Exchange(const Comm* c, PerRank&& per_rank)
-      : counts(static_cast<std::size_t>(c->family->nprocs)),
-        displs(static_cast<std::size_t>(c->family->nprocs)),
+      : counts(static_cast<std::size_t>(c->coll_size)),
+        displs(static_cast<std::size_t>(c->coll_size)),
         offset(static_cast<std::size_t>(c->size()) + 1) {
     int last = -1;
     for (int i = 0; i < c->size(); ++i) {
-      const auto p = static_cast<std::size_t>(c->proc_of(i));
+      const auto p = static_cast<std::size_t>(c->coll_rank(i));
       const MPI_Aint off = offset[static_cast<std::size_t>(i)];
       if (static_cast<int>(p) != last) displs[p] = static_cast<int>(off);
       last = static_cast<int>(p);
@@ -137,9 +138,9 @@ int allgather_processes(const Coll& k, const void* sbuf, MPI_Count scount, MPI_D
 }
 
 bool reduce_scatter_counts_fit(const Comm* c, const Blocks& r) {
-  std::vector<long long> per_process(static_cast<std::size_t>(c->family->nprocs));
+  std::vector<long long> per_process(static_cast<std::size_t>(c->coll_size));
   for (int i = 0; i < c->size(); ++i) {
-    long long& n = per_process[static_cast<std::size_t>(c->proc_of(i))];
+    long long& n = per_process[static_cast<std::size_t>(c->coll_rank(i))];
     n += r.count(i);
     if (n > INT_MAX) return false;
   }
@@ -162,8 +163,8 @@ int reduce_scatter_processes(const Coll& k, const void* sbuf, void* rbuf, const 
     auto* a = new TypedScratch(total, type);
     err = fold(t.size(), [&](int j) { return t.buffers_of(j, k.round).in.buf; }, a->typed(), op);
     if (err != MPI_SUCCESS) return a;
-    std::vector<int> share(static_cast<std::size_t>(c->family->nprocs));
-    for (int i = 0; i < k.size(); ++i) share[static_cast<std::size_t>(c->proc_of(i))] += static_cast<int>(r.count(i));
+    std::vector<int> share(static_cast<std::size_t>(c->coll_size));
+    for (int i = 0; i < k.size(); ++i) share[static_cast<std::size_t>(c->coll_rank(i))] += static_cast<int>(r.count(i));
     // In place: the input is the whole vector, this process's share lands at its start.
     err = processes_collective([&](MPI_Request* q) {
       return PMPI_Ireduce_scatter(MPI_IN_PLACE, a->data(), share.data(), type, op, c->coll_comm, q);
@@ -190,9 +191,9 @@ namespace {
 struct ProcessRanges {
   std::vector<int> first, count;
   explicit ProcessRanges(const Comm* c)
-      : first(static_cast<std::size_t>(c->family->nprocs), -1), count(static_cast<std::size_t>(c->family->nprocs)) {
+      : first(static_cast<std::size_t>(c->coll_size), -1), count(static_cast<std::size_t>(c->coll_size)) {
     for (int i = 0; i < c->size(); ++i) {
-      const auto p = static_cast<std::size_t>(c->proc_of(i));
+      const auto p = static_cast<std::size_t>(c->coll_rank(i));
       if (first[p] < 0) first[p] = i;
       ++count[p];
     }
@@ -217,7 +218,7 @@ constexpr int kAlltoallTag = 1;
 int exchange_with_processes(const Comm* c, AlltoallExchange& x, int here) {
   std::vector<MPI_Request> reqs;
   int rc = MPI_SUCCESS;
-  const auto np = static_cast<std::size_t>(c->family->nprocs);
+  const auto np = static_cast<std::size_t>(c->coll_size);
   for (std::size_t q = 0; q < np && rc == MPI_SUCCESS; ++q) {
     if (static_cast<int>(q) == here) continue;
     for (long long o = x.in_at[q]; o < x.in_at[q + 1] && rc == MPI_SUCCESS; o += kPiece) {
@@ -245,7 +246,7 @@ template <class ViewOf>
 AlltoallExchange* pack_for_processes(const Comm* c, const ProcessRanges& pr, int here, ViewOf&& view_of) {
   const int lo = pr.first[static_cast<std::size_t>(here)], local = pr.count[static_cast<std::size_t>(here)];
   auto* x = new AlltoallExchange;
-  const auto np = static_cast<std::size_t>(c->family->nprocs);
+  const auto np = static_cast<std::size_t>(c->coll_size);
   x->out_at.assign(np + 1, 0), x->in_at.assign(np + 1, 0);
   x->at.assign(static_cast<std::size_t>(c->size()) * static_cast<std::size_t>(local), 0);
   long long out = 0, in = 0;
@@ -290,7 +291,7 @@ int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf
     return *static_cast<const AlltoallProcsView*>(t.buffers_of(c->local_index[static_cast<std::size_t>(rank)], k.round).view);
   };
   const ProcessRanges pr(c);
-  const int here = c->family->my_proc, lo = pr.first[static_cast<std::size_t>(here)];
+  const int here = c->my_coll_rank, lo = pr.first[static_cast<std::size_t>(here)];
   const int local = pr.count[static_cast<std::size_t>(here)];
   AlltoallExchange* x = from_leader<AlltoallExchange>(t, k, li, rc, [&](int& err) {
     AlltoallExchange* e = pack_for_processes(c, pr, here, view_of);
@@ -299,7 +300,7 @@ int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf
   });
   for (int i = 0; rc == MPI_SUCCESS && i < k.size(); ++i) {
     const TypedBuffer to = recv_of(args, i);
-    if (c->proc_of(i) == here) {
+    if (c->coll_rank(i) == here) {
       const AlltoallProcsView& from = view_of(i);
       local_copy(from.send_of(from.args, k.me), to);
     } else {

@@ -101,7 +101,7 @@ int bcast_team(const Coll& k, void* buf, MPI_Count count, MPI_Datatype type, int
       src = c->is_local(root) ? c->local_index[static_cast<std::size_t>(root)] : kLeader;
       const TypedBuffer& s = t.buffers_of(src, k.round).in;
       rc = processes_collective([&](MPI_Request* r) {
-        return PMPI_Ibcast(const_cast<void*>(s.buf), static_cast<int>(s.count), s.type, c->proc_of(root),
+        return PMPI_Ibcast(const_cast<void*>(s.buf), static_cast<int>(s.count), s.type, c->coll_rank(root),
                            c->coll_comm, r);
       });
       t.publish(li, k.round, {rc, src});

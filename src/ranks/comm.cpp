@@ -82,6 +82,7 @@ Comm* make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members) {
   const int n = static_cast<int>(members.size());
   c->local_index.assign(static_cast<std::size_t>(n), -1);
   bool single = true, blocked = true;
+  c->coll_rank_of_proc.assign(static_cast<std::size_t>(f->nprocs), -1);
   int last_proc = -1;
   for (int r = 0; r < n; ++r) {
     int proc = f->proc_of[static_cast<std::size_t>(members[static_cast<std::size_t>(r)])];
@@ -91,15 +92,14 @@ Comm* make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members) {
     } else {
       single = false;
     }
-    if (proc < last_proc) blocked = false;
+    // Blocked only if each process's ranks are contiguous: a process seen again after another
+    // breaks it.
+    int& order = c->coll_rank_of_proc[static_cast<std::size_t>(proc)];
+    if (proc != last_proc && order >= 0) blocked = false;
+    if (order < 0) order = c->coll_size++;
     last_proc = proc;
   }
-  // Blocked only if each process's ranks are also contiguous (a process seen once in a run).
-  for (int r = 1; r < n && blocked; ++r) {
-    int a = f->proc_of[static_cast<std::size_t>(members[static_cast<std::size_t>(r - 1)])];
-    int b = f->proc_of[static_cast<std::size_t>(members[static_cast<std::size_t>(r)])];
-    if (a != b && b < a) blocked = false;
-  }
+  c->my_coll_rank = c->coll_rank_of_proc[static_cast<std::size_t>(f->my_proc)];
   c->single_process = single;
   c->blocked = blocked;
   const std::size_t nlocal = c->local_ranks.size();

@@ -43,8 +43,12 @@ struct Comm {
   std::vector<std::unique_ptr<Member>> local_members;
   std::vector<int> local_of_family;  // local family index -> local index here, -1 if not a member
   bool single_process = false;     // every member lives in this process
-  bool blocked = false;            // each process's ranks contiguous, processes in order
+  bool blocked = false;            // each process's ranks contiguous
   MPI_Comm coll_comm = MPI_COMM_NULL;  // one rank per process, for hierarchical collectives
+  // The comm's processes in the order of their ranks (a blocked comm's coll_comm has them in
+  // this order): family process -> that index (-1: none of its ranks here); how many; ours.
+  std::vector<int> coll_rank_of_proc;
+  int coll_size = 0, my_coll_rank = -1;
   Team team;                       // the local members' shared-memory combine
   std::atomic<int> local_alive{0};  // local members that have not freed it
   bool root = false;               // the threadcomm itself (or an address space's MPI_COMM_WORLD)
@@ -56,6 +60,7 @@ struct Comm {
 
   int size() const { return static_cast<int>(members.size()); }
   int proc_of(int rank) const;
+  int coll_rank(int rank) const { return coll_rank_of_proc[static_cast<std::size_t>(proc_of(rank))]; }
   bool is_local(int rank) const { return local_index[rank] >= 0; }
   Mailbox& box(int rank, Channel ch) { return *boxes[2 * local_index[rank] + static_cast<int>(ch)]; }
   MPI_Comm handle_value() const { return handle_from_bits<MPI_Comm>(handle); }

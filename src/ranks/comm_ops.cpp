@@ -49,6 +49,7 @@ struct SplitStart {
   SplitRecord mine;
   int tag;
   bool team = false;  // dups_processes: a team round follows the exchange
+  bool dup = false;
   std::uint32_t round = 0;
   MPI_Comm attributes = MPI_COMM_NULL;
 };
@@ -58,7 +59,8 @@ SplitStart begin_split(Caller& k, int color, int key, bool nonblocking, bool dup
   const int family_rank = k.c->members[static_cast<std::size_t>(k.m->rank)];
   const int my_local = family_rank - f->offset[static_cast<std::size_t>(f->my_proc)];
   SplitStart s{{color, key, f->next_ctx[static_cast<std::size_t>(my_local)].fetch_add(1), family_rank}, 0};
-  s.team = dup && dups_processes(k.c);
+  s.team = dups_processes(k.c);
+  s.dup = dup;
   s.tag = comm_op_tag(k.m, nonblocking, s.team, &s.round);
   if (dup && k.m->attributes != MPI_COMM_NULL)
     mpi::locked([&] { return PMPI_Comm_dup(k.m->attributes, &s.attributes); });
@@ -70,7 +72,7 @@ SplitStart begin_split(Caller& k, int color, int key, bool nonblocking, bool dup
 int finish_split(Caller& k, SplitStart& s, MPI_Comm* newcomm) {
   std::vector<SplitRecord> all(static_cast<std::size_t>(k.c->size()));
   int rc = allgather_bytes(k.c, k.m->rank, s.tag, &s.mine, sizeof s.mine, all.data());
-  if (s.team) rc = make_dup_processes(k.c, k.m->rank, s.tag, s.round, all, rc);
+  if (s.team) rc = make_processes_comms(k.c, k.m->rank, s.tag, s.round, all, s.dup, rc);
   const int color = s.mine.color;
   if (rc != MPI_SUCCESS || color == MPI_UNDEFINED) {
     if (s.attributes != MPI_COMM_NULL) mpi::locked([&] { return PMPI_Comm_free(&s.attributes); });

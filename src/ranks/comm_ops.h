@@ -35,13 +35,16 @@ MPI_Comm adopt(Caller& k, Comm* nc, int my_rank, MPI_Comm attributes);
 // `team` a team round as well (*round).
 int comm_op_tag(Member* m, bool nonblocking, bool team = false, std::uint32_t* round = nullptr);
 
-// MPI_Comm_dup and _idup of a communicator that spans processes with an MPI communicator of its
-// processes (coll_comm): true when the duplicate gets its own (comm_processes.cpp).
+// MPI_Comm_dup, _idup, _split, _split_type and _create of a communicator that spans processes
+// with an MPI communicator of its processes (coll_comm): true when the new ones may get their
+// own (comm_processes.cpp).
 bool dups_processes(const Comm* c);
-// After a duplication's exchange, in team round `round` of c's local members (taken with the
-// exchange's tag): the leader duplicates c's MPI communicator and makes the duplicate's Comm with
-// it, before any local member joins. `rc`: the caller's exchange; returns the first error.
-int make_dup_processes(Comm* c, int me, int tag, std::uint32_t round, const std::vector<SplitRecord>& all, int rc);
+// After a duplication's or split's exchange, in team round `round` of c's local members (taken
+// with the exchange's tag): the leader makes the new communicators' MPI communicators from c's
+// and their Comms with them, before any local member joins. `rc`: the caller's exchange;
+// returns the first error.
+int make_processes_comms(Comm* c, int me, int tag, std::uint32_t round, const std::vector<SplitRecord>& all, bool dup,
+                         int rc);
 // Allgather of fixed-size records over c's members, as rank me (collectives.cpp).
 int allgather_bytes(Comm* c, int me, int tag, const void* mine, std::size_t bytes, void* all);
 
