@@ -161,6 +161,30 @@ int comm_free(MPI_Comm* comm);
 int comm_group(MPI_Comm comm, MPI_Group* group);
 int comm_test_inter(MPI_Comm comm, int* flag);
 int topo_test(MPI_Comm comm, int* status);
+// Cartesian topologies (topology.cpp).
+int cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm* newcomm);
+int cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm);
+int cartdim_get(MPI_Comm comm, int* ndims);
+int cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int cart_rank(MPI_Comm comm, const int coords[], int* rank);
+int cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int cart_shift(MPI_Comm comm, int direction, int disp, int* source, int* dest);
+int cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank);
+// Neighbourhood collectives on a Cartesian grid (collectives_neighbor.cpp).
+int neighbor_allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, CollRequest nonblocking);
+int neighbor_allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        Counts recvcounts, Displs displs, MPI_Datatype recvtype, MPI_Comm comm,
+                        CollRequest nonblocking);
+int neighbor_alltoall(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, CollRequest nonblocking);
+int neighbor_alltoallv(const void* sendbuf, Counts sendcounts, Displs sdispls, MPI_Datatype sendtype, void* recvbuf,
+                       Counts recvcounts, Displs rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                       CollRequest nonblocking);
+// Displacements in bytes.
+int neighbor_alltoallw(const void* sendbuf, Counts sendcounts, Displs sdispls, const MPI_Datatype* sendtypes,
+                       void* recvbuf, Counts recvcounts, Displs rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                       CollRequest nonblocking);
 int comm_set_attr(MPI_Comm comm, int keyval, void* value);
 int comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag);
 // The MPI communicator that holds the calling thread-rank's value of `keyval` in comm (the

@@ -193,6 +193,47 @@ inline int Iexscan(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, 
   return api::exscan(sb, rb, n, t, op, c, r);
 }
 
+// ---- neighbourhood collectives (Cartesian grids) ----
+inline int Neighbor_allgather(const void* sb, auto sn, MPI_Datatype st, void* rb, auto rn, MPI_Datatype rt, MPI_Comm c) {
+  return api::neighbor_allgather(sb, sn, st, rb, rn, rt, c, nullptr);
+}
+inline int Ineighbor_allgather(const void* sb, auto sn, MPI_Datatype st, void* rb, auto rn, MPI_Datatype rt,
+                               MPI_Comm c, MPI_Request* r) {
+  return api::neighbor_allgather(sb, sn, st, rb, rn, rt, c, r);
+}
+inline int Neighbor_allgatherv(const void* sb, auto sn, MPI_Datatype st, void* rb, const auto* rn, const auto* d,
+                               MPI_Datatype rt, MPI_Comm c) {
+  return api::neighbor_allgatherv(sb, sn, st, rb, rn, d, rt, c, nullptr);
+}
+inline int Ineighbor_allgatherv(const void* sb, auto sn, MPI_Datatype st, void* rb, const auto* rn, const auto* d,
+                                MPI_Datatype rt, MPI_Comm c, MPI_Request* r) {
+  return api::neighbor_allgatherv(sb, sn, st, rb, rn, d, rt, c, r);
+}
+inline int Neighbor_alltoall(const void* sb, auto sn, MPI_Datatype st, void* rb, auto rn, MPI_Datatype rt, MPI_Comm c) {
+  return api::neighbor_alltoall(sb, sn, st, rb, rn, rt, c, nullptr);
+}
+inline int Ineighbor_alltoall(const void* sb, auto sn, MPI_Datatype st, void* rb, auto rn, MPI_Datatype rt, MPI_Comm c,
+                              MPI_Request* r) {
+  return api::neighbor_alltoall(sb, sn, st, rb, rn, rt, c, r);
+}
+inline int Neighbor_alltoallv(const void* sb, const auto* sn, const auto* sd, MPI_Datatype st, void* rb,
+                              const auto* rn, const auto* rd, MPI_Datatype rt, MPI_Comm c) {
+  return api::neighbor_alltoallv(sb, sn, sd, st, rb, rn, rd, rt, c, nullptr);
+}
+inline int Ineighbor_alltoallv(const void* sb, const auto* sn, const auto* sd, MPI_Datatype st, void* rb,
+                               const auto* rn, const auto* rd, MPI_Datatype rt, MPI_Comm c, MPI_Request* r) {
+  return api::neighbor_alltoallv(sb, sn, sd, st, rb, rn, rd, rt, c, r);
+}
+inline int Neighbor_alltoallw(const void* sb, const auto* sn, const MPI_Aint* sd, const MPI_Datatype* st, void* rb,
+                              const auto* rn, const MPI_Aint* rd, const MPI_Datatype* rt, MPI_Comm c) {
+  return api::neighbor_alltoallw(sb, sn, sd, st, rb, rn, rd, rt, c, nullptr);
+}
+inline int Ineighbor_alltoallw(const void* sb, const auto* sn, const MPI_Aint* sd, const MPI_Datatype* st, void* rb,
+                               const auto* rn, const MPI_Aint* rd, const MPI_Datatype* rt, MPI_Comm c,
+                               MPI_Request* r) {
+  return api::neighbor_alltoallw(sb, sn, sd, st, rb, rn, rd, rt, c, r);
+}
+
 // ---- persistent collectives (MPI-4.0 §6.13; Open MPI 4.1: the MPIX_*_init of its pcollreq
 // extension) ----
 // A request whose MPI_Start runs the nonblocking form into it; the arguments are read at each
@@ -245,6 +286,28 @@ inline int Alltoallw_init(const void* sb, const auto* sn, const auto* sd, const 
                           MPI_Request* r) {
   TSMPI_PERSISTENT("Alltoallw", api::alltoallw(sb, sn, sd, st, rb, rn, rd, rt, c, {p, call}));
 }
+inline int Neighbor_allgather_init(const void* sb, auto sn, MPI_Datatype st, void* rb, auto rn, MPI_Datatype rt,
+                                   MPI_Comm c, MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT("Neighbor_allgather", api::neighbor_allgather(sb, sn, st, rb, rn, rt, c, {p, call}));
+}
+inline int Neighbor_allgatherv_init(const void* sb, auto sn, MPI_Datatype st, void* rb, const auto* rn, const auto* d,
+                                    MPI_Datatype rt, MPI_Comm c, MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT("Neighbor_allgatherv", api::neighbor_allgatherv(sb, sn, st, rb, rn, d, rt, c, {p, call}));
+}
+inline int Neighbor_alltoall_init(const void* sb, auto sn, MPI_Datatype st, void* rb, auto rn, MPI_Datatype rt,
+                                  MPI_Comm c, MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT("Neighbor_alltoall", api::neighbor_alltoall(sb, sn, st, rb, rn, rt, c, {p, call}));
+}
+inline int Neighbor_alltoallv_init(const void* sb, const auto* sn, const auto* sd, MPI_Datatype st, void* rb,
+                                   const auto* rn, const auto* rd, MPI_Datatype rt, MPI_Comm c, MPI_Info,
+                                   MPI_Request* r) {
+  TSMPI_PERSISTENT("Neighbor_alltoallv", api::neighbor_alltoallv(sb, sn, sd, st, rb, rn, rd, rt, c, {p, call}));
+}
+inline int Neighbor_alltoallw_init(const void* sb, const auto* sn, const MPI_Aint* sd, const MPI_Datatype* st,
+                                   void* rb, const auto* rn, const MPI_Aint* rd, const MPI_Datatype* rt, MPI_Comm c,
+                                   MPI_Info, MPI_Request* r) {
+  TSMPI_PERSISTENT("Neighbor_alltoallw", api::neighbor_alltoallw(sb, sn, sd, st, rb, rn, rd, rt, c, {p, call}));
+}
 inline int Reduce_init(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c, MPI_Info,
                        MPI_Request* r) {
   TSMPI_PERSISTENT_ROOTED("Reduce", root, api::reduce(sb, rb, n, t, op, root, c, {p, call}));
@@ -292,6 +355,20 @@ inline int Comm_test_inter(MPI_Comm c, int* f) { return api::comm_test_inter(c, 
 // Reached only for the engine's communicators (MPICH's MPIX_Comm_test_threadcomm): every one is a threadcomm or made from one.
 inline int Comm_test_threadcomm(MPI_Comm, int* f) { *f = 1; return MPI_SUCCESS; }
 inline int Topo_test(MPI_Comm c, int* s) { return api::topo_test(c, s); }
+inline int Cart_create(MPI_Comm c, int nd, const int* dims, const int* periods, int reorder, MPI_Comm* n) {
+  return api::cart_create(c, nd, dims, periods, reorder, n);
+}
+inline int Cart_sub(MPI_Comm c, const int* remain, MPI_Comm* n) { return api::cart_sub(c, remain, n); }
+inline int Cartdim_get(MPI_Comm c, int* nd) { return api::cartdim_get(c, nd); }
+inline int Cart_get(MPI_Comm c, int maxdims, int* dims, int* periods, int* coords) {
+  return api::cart_get(c, maxdims, dims, periods, coords);
+}
+inline int Cart_rank(MPI_Comm c, const int* coords, int* rank) { return api::cart_rank(c, coords, rank); }
+inline int Cart_coords(MPI_Comm c, int rank, int maxdims, int* coords) { return api::cart_coords(c, rank, maxdims, coords); }
+inline int Cart_shift(MPI_Comm c, int dir, int disp, int* src, int* dst) { return api::cart_shift(c, dir, disp, src, dst); }
+inline int Cart_map(MPI_Comm c, int nd, const int* dims, const int* periods, int* newrank) {
+  return api::cart_map(c, nd, dims, periods, newrank);
+}
 inline int Comm_set_attr(MPI_Comm c, int k, void* v) { return api::comm_set_attr(c, k, v); }
 inline int Comm_get_attr(MPI_Comm c, int k, void* v, int* f) { return api::comm_get_attr(c, k, v, f); }
 inline int Comm_delete_attr(MPI_Comm c, int k) { return api::comm_delete_attr(c, k); }

@@ -17,6 +17,7 @@
 #include "ranks/errors.h"
 #include "ranks/mailbox.h"
 #include "ranks/team.h"
+#include "ranks/topology.h"
 #include "runtime/config.h"
 #include "runtime/handles.h"
 
@@ -49,6 +50,9 @@ struct Comm {
   // this order): family process -> that index (-1: none of its ranks here); how many; ours.
   std::vector<int> coll_rank_of_proc;
   int coll_size = 0, my_coll_rank = -1;
+  // A Cartesian grid (topology.h): set under mu by the first local member that makes or
+  // duplicates it, before any of them returns the handle; read-only after.
+  std::shared_ptr<const CartTopology> cart;
   Team team;                       // the local members' shared-memory combine
   std::atomic<int> local_alive{0};  // local members that have not freed it
   bool root = false;               // the threadcomm itself (or an address space's MPI_COMM_WORLD)

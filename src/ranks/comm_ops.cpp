@@ -83,6 +83,7 @@ int finish_split(Caller& k, SplitStart& s, MPI_Comm* newcomm) {
   const NewComm n = new_comm(all, color, &ranks);
   const int my_new_rank = static_cast<int>(std::find(ranks.begin(), ranks.end(), k.m->rank) - ranks.begin());
   *newcomm = adopt(k, join_comm(k.c->family, n.ctx, n.members, my_new_rank), my_new_rank, s.attributes);
+  if (s.dup) copy_topology(k.c, *newcomm);  // a duplicate keeps the grid (MPI-4.0 §7.4.2)
   return MPI_SUCCESS;
 }
 }  // namespace
@@ -207,11 +208,6 @@ int comm_group(MPI_Comm comm, MPI_Group* group) {
 
 int comm_test_inter(MPI_Comm, int* flag) {
   *flag = 0;
-  return MPI_SUCCESS;
-}
-
-int topo_test(MPI_Comm, int* status) {
-  *status = MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
 

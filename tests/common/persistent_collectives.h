@@ -28,6 +28,11 @@
 #define MPI_Reduce_scatter_block_init MPIX_Reduce_scatter_block_init
 #define MPI_Scan_init MPIX_Scan_init
 #define MPI_Exscan_init MPIX_Exscan_init
+#define MPI_Neighbor_allgather_init MPIX_Neighbor_allgather_init
+#define MPI_Neighbor_allgatherv_init MPIX_Neighbor_allgatherv_init
+#define MPI_Neighbor_alltoall_init MPIX_Neighbor_alltoall_init
+#define MPI_Neighbor_alltoallv_init MPIX_Neighbor_alltoallv_init
+#define MPI_Neighbor_alltoallw_init MPIX_Neighbor_alltoallw_init
 #endif
 #endif
 #ifndef HAVE_PCOLL

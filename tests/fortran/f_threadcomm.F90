@@ -5,7 +5,8 @@
 ! (MPI_Irecv, MPI_Isend, MPI_Waitall with statuses, then with MPI_STATUSES_IGNORE;
 ! MPI_Sendrecv with MPI_STATUS_IGNORE), MPI_Allreduce (also with MPI_IN_PLACE), MPI_Bcast, MPI_Gather,
 ! MPI_Allgather (also with MPI_IN_PLACE), MPI_Barrier, MPI_Comm_dup and MPI_Comm_split of the
-! threadcomm (communicators the MPI's binding converts back to Fortran), MPI_Comm_group with
+! threadcomm (communicators the MPI's binding converts back to Fortran), a periodic Cartesian ring
+! of the thread-ranks (MPI_Cart_create, MPI_Cart_shift, MPI_Neighbor_alltoall), MPI_Comm_group with
 ! MPI_Group_size/rank, MPI_Mprobe and MPI_Mrecv (a matched message crossing to Fortran),
 ! attributes (MPI_TAG_UB, and a keyval made in Fortran whose value each thread-rank sets and reads
 ! back as its own), and an error returned through MPI_ERRORS_RETURN set on the threadcomm (a send
@@ -75,14 +76,15 @@ contains
   integer function as_rank(tc, expect_size, key) result(bad)
     T_COMM, intent(in) :: tc
     integer, intent(in) :: expect_size, key
-    T_COMM :: dup, half
+    T_COMM :: dup, half, ring
     T_GROUP :: grp
     T_MESSAGE :: msg
     T_REQUEST :: reqs(2)
     T_STATUS(st)
     T_STATUSES(sts, 2)
     integer :: ierr2, rank, size, left, right, got, got2, total, value, n, grank, hrank, hsize, cls2
-    integer :: gathered(1024)
+    integer :: gathered(1024), dims1(1), src, dst, sendnb(2), recvnb(2)
+    logical :: periods1(1)
     integer(kind=MPI_ADDRESS_KIND) :: attr
     logical :: found
     bad = 0
@@ -162,6 +164,23 @@ contains
     call MPI_Allreduce(rank, total, 1, MPI_INTEGER, MPI_MAX, half, ierr2)
     if (hrank == 0 .and. total /= rank) bad = bad + 1       ! key -rank: the highest rank first
     call MPI_Comm_free(half, ierr2)
+    ! A periodic ring: block 1 comes from the source (left), which sent it its block for the
+    ! destination; block 2 from the destination (right), its block for the source.
+    dims1(1) = size
+    periods1(1) = .true.
+    call MPI_Cart_create(tc, 1, dims1, periods1, .false., ring, ierr2)
+    if (ierr2 /= MPI_SUCCESS) bad = bad + 1
+    call MPI_Cart_shift(ring, 0, 1, src, dst, ierr2)
+    if (src /= left .or. dst /= right) bad = bad + 1
+    sendnb(1) = rank * 10
+    sendnb(2) = rank * 10 + 1
+    recvnb = -1
+    call MPI_Neighbor_alltoall(sendnb, 1, MPI_INTEGER, recvnb, 1, MPI_INTEGER, ring, ierr2)
+    if (ierr2 /= MPI_SUCCESS .or. recvnb(1) /= left * 10 + 1 .or. recvnb(2) /= right * 10) then
+      print '(a,i0,a,2i6)', 'f_threadcomm: thread-rank ', rank, ' Neighbor_alltoall on the ring got ', recvnb
+      bad = bad + 1
+    end if
+    call MPI_Comm_free(ring, ierr2)
     call MPI_Comm_free(dup, ierr2)
     if (.not. HANDLE_EQ(dup, MPI_COMM_NULL) .or. .not. HANDLE_EQ(half, MPI_COMM_NULL)) bad = bad + 1
     ! A group of thread-ranks.
