@@ -9,6 +9,7 @@
      world; a dup, made while an MPI_Comm_idup is pending, and that idup; a split by parity with reversed keys; MPI_Comm_create from a group of the
      ranks r % 3 != 1 in decreasing order (the others get MPI_COMM_NULL); MPI_Comm_create_group
      called by rank 0 and the odd ranks only; MPI_Comm_split_type(MPIX_COMM_TYPE_ADDRESS_SPACE);
+     a periodic Cartesian ring (MPI_Cart_shift and MPI_Neighbor_alltoall checked too);
      MPI_COMM_SELF.
    On each: its size, rank and members (MPI_Group_translate_ranks to the world group) as the
    construction says; then Barrier, Bcast (8 and 100000 ints, root size-1), Reduce (root 0),
@@ -287,6 +288,21 @@ static void round_of(int round) {
   MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPIX_COMM_TYPE_ADDRESS_SPACE, 0, MPI_INFO_NULL, &c));
   on(c, "split_type ADDRESS_SPACE", want, nw);
   if (c != MPI_COMM_NULL) MPI_OK(MPI_Comm_free(&c));
+
+  /* A periodic ring of the world's MPI processes (Cartesian, topology.cpp): its collectives, the
+     shift, and a neighbourhood alltoall whose block from the source is what the source sent
+     its destination (with N = 2 one process is both). */
+  int dims[1] = {N}, periods[1] = {1}, src = -5, dst = -5;
+  MPI_OK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 1, &c));
+  for (int j = 0; j < N; ++j) want[j] = j;
+  on(c, "cart ring", want, N);
+  MPI_OK(MPI_Cart_shift(c, 0, 1, &src, &dst));
+  CHECK(src == (R + N - 1) % N && dst == (R + 1) % N, "cart ring: MPI_Cart_shift gave %d, %d", src, dst);
+  int out[2] = {10 * R + round * 1000, 10 * R + 1 + round * 1000}, in[2] = {-1, -1};
+  MPI_OK(MPI_Neighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, c));
+  CHECK(in[0] == 10 * src + 1 + round * 1000 && in[1] == 10 * dst + round * 1000,
+        "cart ring: MPI_Neighbor_alltoall gave %d, %d", in[0], in[1]);
+  MPI_OK(MPI_Comm_free(&c));
 
   want[0] = R;
   on(MPI_COMM_SELF, "self", want, 1);
