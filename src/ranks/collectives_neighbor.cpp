@@ -6,7 +6,7 @@
 // source block and the other way round, which matters where one rank is both (a periodic
 // dimension of 1 or 2): the messages of one collective share a tag, so each dimension's
 // receives are posted destination first, the order in which the neighbour sends to them.
-#include <functional>
+#include <utility>
 
 #include "ranks/api.h"
 #include "ranks/caller.h"
@@ -20,9 +20,9 @@ using namespace coll;
 
 namespace {
 
-using BlockOf = std::function<TypedBuffer(int)>;
-
-int exchange(const Coll& k, const BlockOf& send_of, const BlockOf& recv_of) {
+// send_of(j), recv_of(j): the blocks for and from neighbour j.
+template <class SendOf, class RecvOf>
+int exchange(const Coll& k, SendOf&& send_of, RecvOf&& recv_of) {
   const std::vector<int> n = cart_of(k.c)->neighbours(k.me);
   Batch b(k);
   for (std::size_t j = 0; j < n.size(); j += 2) {
@@ -35,13 +35,13 @@ int exchange(const Coll& k, const BlockOf& send_of, const BlockOf& recv_of) {
 }
 
 // Runs the exchange, or refuses a communicator without a grid (MPI_ERR_TOPOLOGY).
-int neighbourhood(MPI_Comm comm, CollRequest nb, const char* nonblocking, const char* blocking,
-                  std::function<int(const Coll&)> algorithm) {
+template <class Algorithm>
+int neighbourhood(MPI_Comm comm, CollRequest nb, const char* nonblocking, const char* blocking, Algorithm&& algorithm) {
   const char* call = nb.name(nonblocking, blocking);
   Caller k = caller(comm, call);
   if (!k) return k.rc;
   if (!cart_of(k.c)) return k.fail(MPI_ERR_TOPOLOGY, call);
-  return run(k, call, nb, -1, Path::kGeneric, std::move(algorithm));
+  return run(k, call, nb, -1, Path::kGeneric, std::forward<Algorithm>(algorithm));
 }
 
 }  // namespace

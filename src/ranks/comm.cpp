@@ -73,6 +73,20 @@ Comm* comm_for_process(MPI_Comm comm) {
 
 int Comm::proc_of(int rank) const { return family->proc_of[static_cast<std::size_t>(members[static_cast<std::size_t>(rank)])]; }
 
+ProcessOrder process_order(const Family* f, const std::vector<int>& members) {
+  ProcessOrder o;
+  o.place.assign(static_cast<std::size_t>(f->nprocs), -1);
+  int last = -1;
+  for (int m : members) {
+    const int p = f->proc_of[static_cast<std::size_t>(m)];
+    int& at = o.place[static_cast<std::size_t>(p)];
+    if (p != last && at >= 0) o.contiguous = false;  // a process seen again after another
+    if (at < 0) at = o.count++;
+    last = p;
+  }
+  return o;
+}
+
 namespace {
 Comm* make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members) {
   auto* c = new Comm;
@@ -81,9 +95,7 @@ Comm* make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members) {
   c->members = members;
   const int n = static_cast<int>(members.size());
   c->local_index.assign(static_cast<std::size_t>(n), -1);
-  bool single = true, blocked = true;
-  c->coll_rank_of_proc.assign(static_cast<std::size_t>(f->nprocs), -1);
-  int last_proc = -1;
+  bool single = true;
   for (int r = 0; r < n; ++r) {
     int proc = f->proc_of[static_cast<std::size_t>(members[static_cast<std::size_t>(r)])];
     if (proc == f->my_proc) {
@@ -92,16 +104,13 @@ Comm* make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members) {
     } else {
       single = false;
     }
-    // Blocked only if each process's ranks are contiguous: a process seen again after another
-    // breaks it.
-    int& order = c->coll_rank_of_proc[static_cast<std::size_t>(proc)];
-    if (proc != last_proc && order >= 0) blocked = false;
-    if (order < 0) order = c->coll_size++;
-    last_proc = proc;
   }
+  ProcessOrder order = process_order(f, members);
+  c->coll_rank_of_proc = std::move(order.place);
+  c->coll_size = order.count;
+  c->blocked = order.contiguous;
   c->my_coll_rank = c->coll_rank_of_proc[static_cast<std::size_t>(f->my_proc)];
   c->single_process = single;
-  c->blocked = blocked;
   const std::size_t nlocal = c->local_ranks.size();
   for (std::size_t i = 0; i < 2 * nlocal; ++i) {
     // A fast box has one producer unless several threads may send as one rank at once: an

@@ -142,6 +142,16 @@ Comm* comm_for_process(MPI_Comm c);
 // The family rank of the calling thread in c's family (-1 if it is not a member of the root).
 int family_rank_of_caller(Family* f);
 
+// The processes of a member list (family ranks) in the order of their first ranks: family
+// process -> its place (-1: no member there), how many, and whether each one's ranks are
+// contiguous (a communicator's coll_rank_of_proc, coll_size and blocked).
+struct ProcessOrder {
+  std::vector<int> place;
+  int count = 0;
+  bool contiguous = true;
+};
+ProcessOrder process_order(const Family* f, const std::vector<int>& members);
+
 // Makes the process's Comm for a new context (members given as family ranks), or finds the one
 // another local member made.
 Comm* find_or_make_comm(Family* f, std::uint64_t ctx, const std::vector<int>& members);

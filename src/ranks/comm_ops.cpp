@@ -48,7 +48,7 @@ bool predefined_attribute(int keyval) {
 struct SplitStart {
   SplitRecord mine;
   int tag;
-  bool team = false;  // dups_processes: a team round follows the exchange
+  bool team = false;  // has_processes_comm: a team round follows the exchange
   bool dup = false;
   std::uint32_t round = 0;
   MPI_Comm attributes = MPI_COMM_NULL;
@@ -59,7 +59,7 @@ SplitStart begin_split(Caller& k, int color, int key, bool nonblocking, bool dup
   const int family_rank = k.c->members[static_cast<std::size_t>(k.m->rank)];
   const int my_local = family_rank - f->offset[static_cast<std::size_t>(f->my_proc)];
   SplitStart s{{color, key, f->next_ctx[static_cast<std::size_t>(my_local)].fetch_add(1), family_rank}, 0};
-  s.team = dups_processes(k.c);
+  s.team = has_processes_comm(k.c);
   s.dup = dup;
   s.tag = comm_op_tag(k.m, nonblocking, s.team, &s.round);
   if (dup && k.m->attributes != MPI_COMM_NULL)

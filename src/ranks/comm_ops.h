@@ -35,10 +35,10 @@ MPI_Comm adopt(Caller& k, Comm* nc, int my_rank, MPI_Comm attributes);
 // `team` a team round as well (*round).
 int comm_op_tag(Member* m, bool nonblocking, bool team = false, std::uint32_t* round = nullptr);
 
-// MPI_Comm_dup, _idup, _split, _split_type and _create of a communicator that spans processes
-// with an MPI communicator of its processes (coll_comm): true when the new ones may get their
+// Whether c spans processes with an MPI communicator of its processes (coll_comm): then the
+// communicators MPI_Comm_dup, _idup, _split, _split_type and _create make from it may get their
 // own (comm_processes.cpp).
-bool dups_processes(const Comm* c);
+bool has_processes_comm(const Comm* c);
 // After a duplication's or split's exchange, in team round `round` of c's local members (taken
 // with the exchange's tag): the leader makes the new communicators' MPI communicators from c's
 // and their Comms with them, before any local member joins. `rc`: the caller's exchange;

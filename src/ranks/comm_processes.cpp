@@ -61,46 +61,36 @@ int split_admitted(MPI_Comm parent, int color, int key, std::uint64_t id, MPI_Co
 // processes, and their Comms (of those this process is in).
 int split_processes(Comm* c, const std::vector<SplitRecord>& all) {
   Family* f = c->family;
-  std::vector<NewComm> spanning;
   std::vector<int> colors;
   for (const SplitRecord& r : all)
     if (r.color != MPI_UNDEFINED && std::find(colors.begin(), colors.end(), r.color) == colors.end())
       colors.push_back(r.color);
+  // Those that span processes, each process's ranks contiguous (Comm::blocked), and where this
+  // process stands among their processes (-1: not in it).
+  struct Spanning {
+    NewComm n;
+    int place;
+  };
+  std::vector<Spanning> spanning;
   for (int color : colors) {
     NewComm n = new_comm(all, color);
-    // Spans processes, each process's ranks contiguous (Comm::blocked).
-    std::vector<int> seen;
-    bool contiguous = true;
-    for (std::size_t i = 0; i < n.members.size() && contiguous; ++i) {
-      const int p = f->proc_of[static_cast<std::size_t>(n.members[i])];
-      if (!seen.empty() && seen.back() == p) continue;
-      contiguous = std::find(seen.begin(), seen.end(), p) == seen.end();
-      seen.push_back(p);
-    }
-    if (contiguous && seen.size() > 1) spanning.push_back(std::move(n));
+    const ProcessOrder o = process_order(f, n.members);
+    if (o.contiguous && o.count > 1) spanning.push_back({std::move(n), o.place[static_cast<std::size_t>(f->my_proc)]});
   }
   if (spanning.size() > kMaxSplits) return MPI_SUCCESS;
-  std::sort(spanning.begin(), spanning.end(), [](const NewComm& a, const NewComm& b) { return a.ctx < b.ctx; });
-  for (const NewComm& n : spanning) {
-    // This process's place among the new communicator's processes (its first rank's order).
-    int place = -1, count = 0, last = -1;
-    for (int m : n.members) {
-      const int p = f->proc_of[static_cast<std::size_t>(m)];
-      if (p == last) continue;
-      if (p == f->my_proc) place = count;
-      ++count, last = p;
-    }
+  std::sort(spanning.begin(), spanning.end(), [](const Spanning& a, const Spanning& b) { return a.n.ctx < b.n.ctx; });
+  for (const Spanning& s : spanning) {
     MPI_Comm pc = MPI_COMM_NULL;
-    const int rc = split_admitted(c->coll_comm, place >= 0 ? 0 : MPI_UNDEFINED, place, n.ctx, &pc);
+    const int rc = split_admitted(c->coll_comm, s.place >= 0 ? 0 : MPI_UNDEFINED, s.place, s.n.ctx, &pc);
     if (rc != MPI_SUCCESS) return rc;
-    if (place >= 0) find_or_make_comm(f, n.ctx, n.members)->coll_comm = pc;
+    if (s.place >= 0) find_or_make_comm(f, s.n.ctx, s.n.members)->coll_comm = pc;
   }
   return MPI_SUCCESS;
 }
 
 }  // namespace
 
-bool dups_processes(const Comm* c) { return !c->single_process && c->coll_comm != MPI_COMM_NULL; }
+bool has_processes_comm(const Comm* c) { return !c->single_process && c->coll_comm != MPI_COMM_NULL; }
 
 int make_processes_comms(Comm* c, int me, int tag, std::uint32_t round, const std::vector<SplitRecord>& all, bool dup,
                          int rc) {
