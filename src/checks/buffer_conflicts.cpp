@@ -18,7 +18,7 @@
 namespace tsmpi::checks {
 namespace {
 
-struct Entry {
+struct BufferInUse {
   std::uintptr_t end;
   bool receive;
   std::uint64_t token;
@@ -30,7 +30,7 @@ struct Entry {
 // lock: threads whose buffers lie apart never share one (issue 17: one process-wide mutex
 // before). A buffer overlapping [begin, end) begins before `end` and at most the longest buffer
 // in use before `begin`; so a search looks at the shards of those blocks only.
-using InUse = std::multimap<std::uintptr_t, Entry>;
+using InUse = std::multimap<std::uintptr_t, BufferInUse>;
 struct alignas(64) Shard {
   std::mutex mutex;
   InUse in_use;
@@ -155,7 +155,7 @@ BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
     {
       Shard& sh = shard_of(begin);
       std::lock_guard<std::mutex> g(sh.mutex);
-      sh.in_use.emplace(begin, Entry{end, b.receive, token, me});
+      sh.in_use.emplace(begin, BufferInUse{end, b.receive, token, me});
     }
     begins_[entries_] = begin;
     tokens_[entries_++] = token;
@@ -163,7 +163,7 @@ BufferUse::BufferUse(const CallArgs& args, fn::Id id) : args_(args), id_(id) {
     for_each_shard_near(begin, end, [&](Shard& sh, std::uintptr_t from) {
       std::lock_guard<std::mutex> g(sh.mutex);
       for (auto it = sh.in_use.lower_bound(from); it != sh.in_use.end() && it->first < end; ++it) {
-        const Entry& e = it->second;
+        const BufferInUse& e = it->second;
         if (e.token != token && e.end > begin && (b.receive || e.receive)) conflicts.push_back(*it);
       }
     });

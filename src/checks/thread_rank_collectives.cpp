@@ -14,7 +14,7 @@
 namespace tsmpi::checks {
 namespace {
 
-struct Entry {
+struct SequenceEntry {
   int fn = -1, root = -1, first_rank = -1;
   Mark first;
   int arrived = 0, left = 0, expected = 0;
@@ -34,7 +34,7 @@ struct Blocked {
 };
 
 struct Log {
-  std::map<std::uint32_t, Entry> by_seq;
+  std::map<std::uint32_t, SequenceEntry> by_seq;
   std::map<int, Blocked> blocking;  // rank -> the blocking collective one of its threads is in
   std::map<int, Left> left;  // members gone from the communicator, until all are
   std::map<int, hb::History> ordered;  // rank -> its threads' latest collectives (happens-before)
@@ -59,7 +59,7 @@ std::string describe(int fn, int root) {
 void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, int root, int rank, int local_members,
                                   bool blocking) {
   Mark me = mark_call(fn);
-  Entry e_copy;
+  SequenceEntry e_copy;
   bool mismatch = false;
   bool concurrent = false;
   Blocked other;
@@ -76,7 +76,7 @@ void thread_rank_collective_begin(const void* comm, std::uint32_t seq, int fn, i
     }
     for (auto& [r, l] : log.left)
       if (l.made <= seq) gone.emplace_back(r, l);
-    Entry& e = log.by_seq[seq];
+    SequenceEntry& e = log.by_seq[seq];
     if (e.arrived == 0) {
       e.fn = fn;
       e.root = root;
@@ -150,7 +150,7 @@ void thread_rank_comm_gone(const void* comm) {
 }
 
 void thread_rank_leaves(const void* comm, std::uint32_t made, int rank, const char* call, int local_members) {
-  std::vector<std::pair<Entry, std::uint32_t>> missed;
+  std::vector<std::pair<SequenceEntry, std::uint32_t>> missed;
   Mark me = mark_here(kLeaving, 2);
   {
     std::lock_guard g(g_mu);

@@ -32,6 +32,12 @@ namespace tsmpi::checks::tsan {
 
 bool g_on = false;
 
+// A buffer's bytes (outside the anonymous namespace: Scope::State holds them).
+struct Range {
+  std::uintptr_t begin;
+  std::uintptr_t size;
+};
+
 namespace {
 
 // ThreadSanitizer's public interface (compiler-rt sanitizer/tsan_interface.h), looked up in the
@@ -265,10 +271,6 @@ void with_operation(std::uintptr_t request, F&& f) {
 
 // ---- buffers ------------------------------------------------------------------------------
 
-struct Range {
-  std::uintptr_t begin;
-  std::uintptr_t size;
-};
 constexpr std::size_t kMaxRanges = 16384;  // more blocks than this: the buffer is not annotated
 
 struct TypeShape {

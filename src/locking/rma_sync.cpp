@@ -29,8 +29,8 @@ constexpr int kProgressTag = 0x7454;  // never sent: probed to turn the progress
 // A lock word: readers in bits 0-19, writers waiting in bits 20-39, a writer holding it from
 // bit 40. Writers go first: a reader backs off while a writer holds or waits, so a stream of
 // readers cannot starve a writer.
-constexpr std::int64_t kReader = 1, kWaiting = std::int64_t{1} << 20, kWriter = std::int64_t{1} << 40;
-constexpr std::int64_t kReaders = kWaiting - 1;
+constexpr std::int64_t kReader = 1, kWriterWaiting = std::int64_t{1} << 20, kWriter = std::int64_t{1} << 40;
+constexpr std::int64_t kReaders = kWriterWaiting - 1;
 
 WindowSync* sync_of(MPI_Win win) {
   Guard g;
@@ -118,7 +118,7 @@ struct WordWaiter {
     PMPI_Iprobe(MPI_ANY_SOURCE, kProgressTag, w->shadow, &flag, MPI_STATUS_IGNORE);
   }
   bool read(int t) {
-    if (add(w, t, kReader) < kWaiting) return true;
+    if (add(w, t, kReader) < kWriterWaiting) return true;
     add(w, t, -kReader);  // a writer holds or waits: take the reading back
     return false;
   }
@@ -135,13 +135,13 @@ struct WordWaiter {
     // Free of readers and writers (the waiting marks are other writers' and maybe this one's):
     // take it, giving up this writer's mark. Otherwise wait, marked, with a fresh value.
     if ((seen & kReaders) == 0 && seen < kWriter) {
-      const std::int64_t found = swap_if(w, target, seen, seen - (waiting ? kWaiting : 0) + kWriter);
+      const std::int64_t found = swap_if(w, target, seen, seen - (waiting ? kWriterWaiting : 0) + kWriter);
       if (found == seen) return true;
       seen = found;
       return false;
     }
     if (!waiting) {
-      seen = add(w, target, kWaiting) + kWaiting;
+      seen = add(w, target, kWriterWaiting) + kWriterWaiting;
       waiting = true;
     } else {
       seen = add(w, target, 0);

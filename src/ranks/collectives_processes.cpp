@@ -26,8 +26,6 @@ namespace tsmpi::ranks::coll {
 
 namespace {
 
-constexpr int kLeader = 0;
-
 // The leader makes the round's result (make(rc) returns it, rc its error) and publishes it; the
 // others wait for it. After a failed meeting nobody makes one: nullptr.
 template <class Result, class Make>

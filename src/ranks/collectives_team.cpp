@@ -15,7 +15,6 @@ namespace tsmpi::ranks::coll {
 
 namespace {
 
-constexpr int kLeader = 0;
 constexpr int kFoldEverywhere = 8;
 
 struct BarrierForm;

@@ -29,8 +29,6 @@ namespace tsmpi::ranks {
 
 namespace {
 
-constexpr int kLeader = 0;
-
 struct DupForm;
 struct SplitForm;
 

@@ -60,6 +60,9 @@ const void* form_of() {
   return &id;
 }
 
+// The member of a process's team that speaks for it: folds, publishes, talks to other processes.
+constexpr int kLeader = 0;
+
 class Team {
  public:
   static constexpr std::size_t kInline = 32;

@@ -8,19 +8,19 @@
 namespace tsmpi::ranks {
 
 namespace {
-struct Pool {
+struct Workers {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::function<void()>> tasks;
   int idle = 0;
 };
-Pool& pool() {
-  static Pool* p = new Pool;  // workers outlive static destruction
+Workers& pool() {
+  static Workers* p = new Workers;  // workers outlive static destruction
   return *p;
 }
 
 void worker() {
-  Pool& p = pool();
+  Workers& p = pool();
   std::unique_lock lock(p.mu);
   for (;;) {
     ++p.idle;
@@ -36,7 +36,7 @@ void worker() {
 }  // namespace
 
 void run_in_background(std::function<void()> task) {
-  Pool& p = pool();
+  Workers& p = pool();
   bool spawn;
   {
     std::lock_guard g(p.mu);

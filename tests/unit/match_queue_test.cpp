@@ -47,9 +47,9 @@ using W = Q::Waiter;
 constexpr int A = kAny;
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr int kScale = 5;  // sanitizers are 5-20x slower; keep the suite short
+constexpr int kQueueScale = 5;  // sanitizers are 5-20x slower; keep the suite short
 #else
-constexpr int kScale = 1;
+constexpr int kQueueScale = 1;
 #endif
 
 // Takes with `p`; returns the payload, or -1 if nothing matched. Checks the envelope matches.
@@ -428,7 +428,7 @@ TEST(MatchQueue, WorksWithAnotherMutexType) {
 // bounded by what is outstanding, not by how many tags were ever seen.
 TEST(MatchQueue, KeyedListsStaySparseWithEverNewTags) {
   Q q;
-  const int n = 100000 / kScale;
+  const int n = 100000 / kQueueScale;
   for (int i = 0; i < n; ++i) {
     q.arrive({i % 7, i}, i);
     if (i >= 10) {
@@ -467,7 +467,7 @@ TEST(MatchQueue, SteadyStateDoesNotAllocate) {
   };
   round(0, 200);
   const std::uint64_t before = g_allocations.load();
-  round(200, 20000 / kScale);
+  round(200, 20000 / kQueueScale);
   EXPECT_EQ(g_allocations.load() - before, 0u);
   EXPECT_EQ(q.unexpected_count(), 0u);
   EXPECT_EQ(q.posted_count(), 0u);
@@ -553,7 +553,7 @@ TEST_P(MatchQueueModel, RandomSequenceAgreesWithSequentialModel) {
   enum { kMatchedByArrive, kQueued, kTaken, kTakeMissed, kPeeked, kMatchedAtPost, kPosted,
          kCancelled };
   int failed_cancels = 0;
-  const int steps = 30000 / kScale;
+  const int steps = 30000 / kQueueScale;
   for (int step = 0; step < steps; ++step) {
     SCOPED_TRACE(testing::Message() << "seed " << GetParam() << " step " << step);
     if (step % 300 == 0) {  // drift between phases that fill and phases that drain either side
@@ -844,15 +844,15 @@ void run_stress(int producers, int consumers, int per_producer, std::uint32_t se
 }
 
 TEST(MatchQueueStress, ProducersAndConsumers) {
-  run_stress<std::mutex>(4, 6, 25000 / kScale, 1);
+  run_stress<std::mutex>(4, 6, 25000 / kQueueScale, 1);
 }
 
 TEST(MatchQueueStress, ProducersAndConsumersWithSpinLock) {
-  run_stress<SpinLock>(4, 6, 5000 / kScale, 2);
+  run_stress<SpinLock>(4, 6, 5000 / kQueueScale, 2);
 }
 
 TEST(MatchQueueStress, SlowProducersManyConsumers) {  // more posted waiters, more cancelling
-  run_stress<std::mutex>(2, 8, 4000 / kScale, 3, 1);
+  run_stress<std::mutex>(2, 8, 4000 / kQueueScale, 3, 1);
 }
 
 }  // namespace

@@ -86,10 +86,10 @@ constexpr int AS = MPI_ANY_SOURCE;
 constexpr int AT = MPI_ANY_TAG;
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr int kScale = 4;  // sanitizers are 5-20x slower; keep the suite short
+constexpr int kMailboxScale = 4;  // sanitizers are 5-20x slower; keep the suite short
 constexpr bool kSanitized = true;
 #else
-constexpr int kScale = 1;
+constexpr int kMailboxScale = 1;
 constexpr bool kSanitized = false;
 #endif
 
@@ -505,7 +505,7 @@ TEST(ranksMailbox, DestructorFreesWaitingPackets) {
 
 TEST(ranksMailbox, RandomOperationsAgainstSequentialModel) {
   std::mt19937 rng(12345);
-  const int steps = 200000 / kScale;
+  const int steps = 200000 / kMailboxScale;
   Mailbox mb;
   struct M {
     int src, tag;
@@ -914,7 +914,7 @@ void check_log(const Stress& cfg, const std::vector<Received>& log) {
 }
 
 TEST(ranksMailboxStress, EightSendersMixedPatternsExactlyOnceInOrder) {
-  Stress cfg{8, 20000 / kScale, 4};
+  Stress cfg{8, 20000 / kMailboxScale, 4};
   int total_cancels = 0;
   cancels = 0;
   for (std::uint32_t seed : {1u, 2u}) {
@@ -940,7 +940,7 @@ TEST(ranksMailboxStress, EightSendersMixedPatternsExactlyOnceInOrder) {
 
 // Every receive MPI_ANY_SOURCE with one tag: per sender, that tag's messages arrive in order.
 TEST(ranksMailboxStress, EightSendersAnySourceFixedTagKeepsPerSenderOrder) {
-  Stress cfg{8, 20000 / kScale, 3};
+  Stress cfg{8, 20000 / kMailboxScale, 3};
   auto log = run_mailbox_stress(cfg, Patterns::kAnySourceFixedTag, 7);
   check_log(cfg, log);
   std::vector<std::vector<int>> last(static_cast<std::size_t>(cfg.senders), std::vector<int>(static_cast<std::size_t>(cfg.tags), -1));
@@ -955,7 +955,7 @@ TEST(ranksMailboxStress, EightSendersAnySourceFixedTagKeepsPerSenderOrder) {
 
 // One tag only and every receive (MPI_ANY_SOURCE, tag): each sender's messages 0, 1, 2, ...
 TEST(ranksMailboxStress, EightSendersOneTagAnySourcePerSenderSequence) {
-  Stress cfg{8, 20000 / kScale, 1};
+  Stress cfg{8, 20000 / kMailboxScale, 1};
   auto log = run_mailbox_stress(cfg, Patterns::kAnySourceFixedTag, 11);
   check_log(cfg, log);
   std::vector<int> next(static_cast<std::size_t>(cfg.senders), 0);
@@ -1044,7 +1044,7 @@ TEST(ranksPool, ReusesAndKeepsAnEndedThreadsCache) {
 // refill from it): no packet is ever held by two threads at once, and nothing is lost.
 TEST(ranksPacketPool, CrossThreadAllocateAndFreeNeverSharesAPacket) {
   constexpr int kPairs = 4;
-  const int per = 40000 / kScale;
+  const int per = 40000 / kMailboxScale;
   std::mutex mu;
   std::set<Packet*> live;
   std::atomic<int> errors{0};
@@ -1132,7 +1132,7 @@ TEST(ranksWake, DoneWakesParkedWaiters) {
 
 // Many one-shot hand-offs: set() racing with the waiter's move from spinning to parking.
 TEST(ranksWake, DoneHandOffsNeverLoseAWakeUp) {
-  const int rounds = 20000 / kScale;
+  const int rounds = 20000 / kMailboxScale;
   constexpr int kPairs = 4;
   std::vector<std::thread> ts;
   std::atomic<int> wrong{0};
@@ -1160,7 +1160,7 @@ TEST(ranksWake, DoneHandOffsNeverLoseAWakeUp) {
 TEST(ranksWake, GateWaitUntilReturnsOnlyAtTarget) {
   Gate gate;
   constexpr int kWaiters = 10;
-  const std::uint32_t steps = 3000 / kScale;
+  const std::uint32_t steps = 3000 / kMailboxScale;
   std::vector<std::uint32_t> published(steps + 1, 0);  // published[v] written before advance to v
   std::atomic<int> wrong{0};
   std::vector<std::thread> ts;
@@ -1518,7 +1518,7 @@ TEST(ranksHandleSpace, MpiValuesNeverFound) {
 // found by its maker until made again.
 TEST(ranksHandleSpace, ConcurrentMakeFindReleaseKeepHandlesUnique) {
   constexpr int kThreads = 8;
-  const int iterations = 20000 / kScale;
+  const int iterations = 20000 / kMailboxScale;
   std::atomic<int> wrong{0};
   std::vector<std::thread> ts;
   for (int t = 0; t < kThreads; ++t)

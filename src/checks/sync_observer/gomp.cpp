@@ -57,7 +57,7 @@ auto in_region(Body fn, void* data, Call&& call) {
   return call(region_body, static_cast<void*>(&r));
 }
 
-bool observing() { return counts() && !g_ompt_observes; }
+bool gomp_observing() { return counts() && !g_ompt_observes; }
 
 #define NEXT(name, type) next(g_##name, #name)
 using ParallelFn = void (*)(Body, void*, unsigned, unsigned);
@@ -98,7 +98,7 @@ char g_unnamed_critical, g_atomic;
 
 template <class Wait>
 auto team_barrier(Wait&& wait) {
-  if (!observing() || !tl_team) return wait();
+  if (!gomp_observing() || !tl_team) return wait();
   const unsigned long round = tsmpi_hb_barrier_arrive(&tl_team->barrier, team_size());
   auto rc = wait();
   tsmpi_hb_barrier_leave(&tl_team->barrier, round);
@@ -199,7 +199,7 @@ void creating(Creation* c, Create&& create) {
 template <class T>
 void taskloop(TaskloopFn<T> real, Body fn, void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align,
               unsigned flags, unsigned long num_tasks, int priority, T start, T end, T step) {
-  if (!observing()) return real(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step);
+  if (!gomp_observing()) return real(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step);
   auto* c = new Creation{fn, cpyfn, arg_size, tl_team, {}};
   creating(c, [&] { real(task_body, data, copy_block, arg_size, arg_align, flags, num_tasks, priority, start, end, step); });
   // Without nogroup the construct is a taskgroup: its tasks are complete when it returns.
@@ -213,14 +213,14 @@ extern "C" {
 
 void GOMP_parallel(Body fn, void* data, unsigned n, unsigned flags) {
   auto real = NEXT(GOMP_parallel, ParallelFn);
-  if (!observing()) return real(fn, data, n, flags);
+  if (!gomp_observing()) return real(fn, data, n, flags);
   in_region(fn, data, [&](Body b, void* d) { real(b, d, n, flags); });
 }
 
 #define TSMPI_PARALLEL_LOOP(name)                                                                         \
   void name(Body fn, void* data, unsigned n, long start, long end, long incr, long chunk, unsigned flags) { \
     auto real = next(g_##name, #name);                                                                     \
-    if (!observing()) return real(fn, data, n, start, end, incr, chunk, flags);                           \
+    if (!gomp_observing()) return real(fn, data, n, start, end, incr, chunk, flags);                           \
     in_region(fn, data, [&](Body b, void* d) { real(b, d, n, start, end, incr, chunk, flags); });          \
   }
 TSMPI_PARALLEL_LOOP(GOMP_parallel_loop_static)
@@ -232,7 +232,7 @@ TSMPI_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided)
 #define TSMPI_PARALLEL_RUNTIME_LOOP(name)                                                         \
   void name(Body fn, void* data, unsigned n, long start, long end, long incr, unsigned flags) {   \
     auto real = next(g_##name, #name);                                                           \
-    if (!observing()) return real(fn, data, n, start, end, incr, flags);                        \
+    if (!gomp_observing()) return real(fn, data, n, start, end, incr, flags);                        \
     in_region(fn, data, [&](Body b, void* d) { real(b, d, n, start, end, incr, flags); });       \
   }
 TSMPI_PARALLEL_RUNTIME_LOOP(GOMP_parallel_loop_runtime)
@@ -241,13 +241,13 @@ TSMPI_PARALLEL_RUNTIME_LOOP(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 
 void GOMP_parallel_sections(Body fn, void* data, unsigned n, unsigned count, unsigned flags) {
   auto real = NEXT(GOMP_parallel_sections, SectionsFn);
-  if (!observing()) return real(fn, data, n, count, flags);
+  if (!gomp_observing()) return real(fn, data, n, count, flags);
   in_region(fn, data, [&](Body b, void* d) { real(b, d, n, count, flags); });
 }
 
 unsigned GOMP_parallel_reductions(Body fn, void* data, unsigned n, unsigned flags) {
   auto real = NEXT(GOMP_parallel_reductions, ReductionsFn);
-  if (!observing()) return real(fn, data, n, flags);
+  if (!gomp_observing()) return real(fn, data, n, flags);
   return in_region(fn, data, [&](Body b, void* d) { return real(b, d, n, flags); });
 }
 
@@ -280,10 +280,10 @@ bool GOMP_sections_end_cancel(void) {
 #define TSMPI_LOCK_PAIR(enter, leave, Fn, key_expr, ...)          \
   void enter(__VA_ARGS__) {                                       \
     next(g_##enter, #enter)(TSMPI_ARGS);                          \
-    if (observing()) tsmpi_hb_acquire(key_expr);                  \
+    if (gomp_observing()) tsmpi_hb_acquire(key_expr);                  \
   }                                                               \
   void leave(__VA_ARGS__) {                                       \
-    if (observing()) tsmpi_hb_release(key_expr);                  \
+    if (gomp_observing()) tsmpi_hb_release(key_expr);                  \
     next(g_##leave, #leave)(TSMPI_ARGS);                          \
   }
 #define TSMPI_ARGS
@@ -302,7 +302,7 @@ TSMPI_LOCK_PAIR(omp_set_nest_lock_, omp_unset_nest_lock_, LockFn, p, void* p)
 #define TSMPI_TEST_LOCK(name)                        \
   int name(void* p) {                                \
     int got = next(g_##name, #name)(p);              \
-    if (got && observing()) tsmpi_hb_acquire(p);     \
+    if (got && gomp_observing()) tsmpi_hb_acquire(p);     \
     return got;                                      \
   }
 TSMPI_TEST_LOCK(omp_test_lock)
@@ -313,7 +313,7 @@ TSMPI_TEST_LOCK(omp_test_nest_lock_)
 void GOMP_task(Body fn, void* data, void (*cpyfn)(void*, void*), long arg_size, long arg_align, bool if_clause,
                unsigned flags, void** depend, int priority, void* detach) {
   auto real = NEXT(GOMP_task, TaskFn);
-  if (!observing()) return real(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+  if (!gomp_observing()) return real(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
   auto* c = new Creation{fn, cpyfn, arg_size, tl_team, {}};
   if ((flags & kTaskFlagDepend) && depend) depend_addresses(depend, c->deps);
   creating(c, [&] { real(task_body, data, copy_block, arg_size, arg_align, if_clause, flags, depend, priority, detach); });
@@ -335,12 +335,12 @@ void GOMP_taskloop_ull(Body fn, void* data, void (*cpyfn)(void*, void*), long ar
 
 void GOMP_taskwait(void) {
   NEXT(GOMP_taskwait, VoidFn)();
-  if (observing() && tl_team) tsmpi_hb_acquire(&tl_team->tasks);
+  if (gomp_observing() && tl_team) tsmpi_hb_acquire(&tl_team->tasks);
 }
 
 void GOMP_taskgroup_end(void) {
   NEXT(GOMP_taskgroup_end, VoidFn)();
-  if (observing() && tl_team) tsmpi_hb_acquire(&tl_team->tasks);
+  if (gomp_observing() && tl_team) tsmpi_hb_acquire(&tl_team->tasks);
 }
 
 }  // extern "C"
