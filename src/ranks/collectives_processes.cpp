@@ -235,7 +235,7 @@ int exchange_with_processes(const Comm* c, AlltoallExchange& x, int here) {
     }
   }
   // Started requests are completed even after a failed start: their buffers are freed after.
-  const int done = mpi::waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  const int done = waitall_yielding(static_cast<int>(reqs.size()), reqs.data());
   return rc != MPI_SUCCESS ? rc : done;
 }
 
