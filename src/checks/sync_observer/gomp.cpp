@@ -220,7 +220,7 @@ void GOMP_parallel(Body fn, void* data, unsigned n, unsigned flags) {
 #define TSMPI_PARALLEL_LOOP(name)                                                                         \
   void name(Body fn, void* data, unsigned n, long start, long end, long incr, long chunk, unsigned flags) { \
     auto real = next(g_##name, #name);                                                                     \
-    if (!gomp_observing()) return real(fn, data, n, start, end, incr, chunk, flags);                           \
+    if (!gomp_observing()) return real(fn, data, n, start, end, incr, chunk, flags);                      \
     in_region(fn, data, [&](Body b, void* d) { real(b, d, n, start, end, incr, chunk, flags); });          \
   }
 TSMPI_PARALLEL_LOOP(GOMP_parallel_loop_static)
@@ -232,7 +232,7 @@ TSMPI_PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided)
 #define TSMPI_PARALLEL_RUNTIME_LOOP(name)                                                         \
   void name(Body fn, void* data, unsigned n, long start, long end, long incr, unsigned flags) {   \
     auto real = next(g_##name, #name);                                                           \
-    if (!gomp_observing()) return real(fn, data, n, start, end, incr, flags);                        \
+    if (!gomp_observing()) return real(fn, data, n, start, end, incr, flags);                   \
     in_region(fn, data, [&](Body b, void* d) { real(b, d, n, start, end, incr, flags); });       \
   }
 TSMPI_PARALLEL_RUNTIME_LOOP(GOMP_parallel_loop_runtime)
@@ -280,10 +280,10 @@ bool GOMP_sections_end_cancel(void) {
 #define TSMPI_LOCK_PAIR(enter, leave, Fn, key_expr, ...)          \
   void enter(__VA_ARGS__) {                                       \
     next(g_##enter, #enter)(TSMPI_ARGS);                          \
-    if (gomp_observing()) tsmpi_hb_acquire(key_expr);                  \
+    if (gomp_observing()) tsmpi_hb_acquire(key_expr);             \
   }                                                               \
   void leave(__VA_ARGS__) {                                       \
-    if (gomp_observing()) tsmpi_hb_release(key_expr);                  \
+    if (gomp_observing()) tsmpi_hb_release(key_expr);             \
     next(g_##leave, #leave)(TSMPI_ARGS);                          \
   }
 #define TSMPI_ARGS
@@ -302,7 +302,7 @@ TSMPI_LOCK_PAIR(omp_set_nest_lock_, omp_unset_nest_lock_, LockFn, p, void* p)
 #define TSMPI_TEST_LOCK(name)                        \
   int name(void* p) {                                \
     int got = next(g_##name, #name)(p);              \
-    if (got && gomp_observing()) tsmpi_hb_acquire(p);     \
+    if (got && gomp_observing()) tsmpi_hb_acquire(p); \
     return got;                                      \
   }
 TSMPI_TEST_LOCK(omp_test_lock)
