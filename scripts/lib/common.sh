@@ -12,7 +12,8 @@ unset _v
 TSMPI_PACKAGES=(cmake g++ make clang python3 libopenmpi-dev openmpi-bin libmpich-dev mpich
   libtbb-dev libunwind-dev googletest libgtest-dev python3-matplotlib spin binutils gfortran
   environment-modules dpkg-dev pkg-config  # scripts/test-install, scripts/package
-  libomp-dev iproute2)  # clang's OpenMP (tests/mpi's OpenMP programs); ip netns (scripts/test-hosts)
+  libomp-dev iproute2  # clang's OpenMP (tests/mpi's OpenMP programs); ip netns (scripts/test-hosts)
+  gdb)  # the stacks of a test that hangs (tests/stacks_on_timeout.sh)
 
 # Installs the Debian packages that are missing (apt-get, as root).
 install_missing_packages() {
