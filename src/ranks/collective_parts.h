@@ -166,7 +166,9 @@ int allgather_processes(const Coll& k, const void* sbuf, MPI_Count scount, MPI_D
 bool reduce_scatter_counts_fit(const Comm* c, const Blocks& r);
 int reduce_scatter_processes(const Coll& k, const void* sbuf, void* rbuf, const Blocks& r, MPI_Datatype type,
                              MPI_Op op);
-// Alltoall(v,w), not in place (all members alike, as the standard requires).
-int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf recv_of);
+// Alltoall(v,w), in place or not (all members alike, as the standard requires). In place
+// (send_of then reads the receive buffer) every block, local ones too, is packed before any
+// member writes.
+int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf recv_of, bool inplace);
 
 }  // namespace tsmpi::ranks::coll

@@ -262,16 +262,20 @@ struct AlltoallwArgs {  // displacements in bytes
 };
 
 // In shared memory when every member lives here and the call is not in place (all members
-// use MPI_IN_PLACE or none: a member's blocks would be overwritten while others read them).
+// use MPI_IN_PLACE or none: a member's blocks would be overwritten while others read them);
+// across processes in place too (collectives_processes.cpp).
 template <class Args>
 int alltoall_run(Caller& k, const char* call, CollRequest nb, const Args& args) {
   if (k.c->single_process && !in_place(args.sbuf)) {
     return run(k, call, nb, -1, Path::kTeam,
                [=](const Coll& c) { return alltoall_pull(c, &args, &Args::send, &Args::recv); });
   }
-  if (across_processes(k.c) && !in_place(args.sbuf)) {
-    return run(k, call, nb, -1, Path::kTeam,
-               [=](const Coll& c) { return alltoall_processes(c, &args, &Args::send, &Args::recv); });
+  if (across_processes(k.c)) {
+    // In place a member sends the blocks of its receive buffer.
+    const bool ip = in_place(args.sbuf);
+    return run(k, call, nb, -1, Path::kTeam, [=](const Coll& c) {
+      return alltoall_processes(c, &args, ip ? &Args::recv : &Args::send, &Args::recv, ip);
+    });
   }
   return run(k, call, nb, -1, Path::kGeneric, [=](const Coll& c) {
     return alltoall_generic(

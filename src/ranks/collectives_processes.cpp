@@ -10,12 +10,14 @@
 // - Reduce_scatter(_block): the leader folds the local vectors in rank order, the processes
 //   reduce and scatter the folded vectors in one MPI_Reduce_scatter (each process's share is its
 //   members' blocks, which are consecutive), and every member copies its block.
-// - Alltoall(v,w), not in place: the leader packs, for each other process, the blocks its
+// - Alltoall(v,w): the leader packs, for each other process, the blocks its
 //   members send to that process's members (sender-major), and sends them to that process's
 //   leader as one message of bytes (pieces of 1 GiB beyond), receiving as many; the sizes on
 //   both sides come from the blocks' matching type signatures, so no sizes are exchanged and
 //   every form takes this path. Every member unpacks the blocks addressed to it and copies those
-//   of the local members straight from their send buffers.
+//   of the local members straight from their send buffers. In place the send blocks are the
+//   receive buffer's, which members overwrite: the leader then packs the local members' blocks
+//   to each other too, before it publishes, and members take those from its copy as well.
 #include <algorithm>
 #include <climits>
 #include <vector>
@@ -206,7 +208,30 @@ struct AlltoallExchange {
   std::vector<long long> out_at, in_at;  // per process, where its bytes start (and [nprocs]: the end)
   std::vector<long long> at;
   std::vector<char> out, in;
+  // In place: the blocks between this process's members, [sender * local + receiver] (a
+  // member's block to itself stays where it is).
+  std::vector<long long> local_at;
+  std::vector<char> local;
 };
+
+// The exchange a thread leads, kept from one call to the next: byte buffers allocated per call
+// were zero-filled each time and, once freed, given back to the kernel by glibc's trimming of
+// the thread's arena, so each call paid the page faults again (Open MPI 4.1, 2 processes x 8
+// thread-ranks, 4 KiB blocks in place: 2.9-4.1 ms per call, most of it in memset and faults).
+// The buffers only grow; beyond kKeptBytes they are freed after the call. A thread leads one
+// collective at a time (worker_pool.h: a task runs to its end on its worker).
+constexpr std::size_t kKeptBytes = std::size_t{16} << 20;
+AlltoallExchange& kept_exchange() {
+  thread_local AlltoallExchange x;
+  return x;
+}
+void grow(std::vector<char>& v, long long bytes) {
+  if (v.size() < static_cast<std::size_t>(bytes)) v.resize(static_cast<std::size_t>(bytes));
+}
+void release_if_large(AlltoallExchange& x) {
+  if (x.out.size() + x.in.size() + x.local.size() <= kKeptBytes) return;
+  x.out = {}, x.in = {}, x.local = {};
+}
 
 // Byte messages of any size between two leaders, in pieces an int count holds. Both sides lay
 // out the same bytes (the blocks' type signatures match), so the pieces pair up in order.
@@ -239,11 +264,12 @@ int exchange_with_processes(const Comm* c, AlltoallExchange& x, int here) {
   return rc != MPI_SUCCESS ? rc : done;
 }
 
-// Lays out the leader's exchange and packs the blocks its members send to other processes.
+// Lays out the leader's exchange and packs the blocks its members send to other processes (in
+// place, to each other too).
 template <class ViewOf>
-AlltoallExchange* pack_for_processes(const Comm* c, const ProcessRanges& pr, int here, ViewOf&& view_of) {
+AlltoallExchange* pack_for_processes(const Comm* c, const ProcessRanges& pr, int here, bool inplace, ViewOf&& view_of) {
   const int lo = pr.first[static_cast<std::size_t>(here)], local = pr.count[static_cast<std::size_t>(here)];
-  auto* x = new AlltoallExchange;
+  AlltoallExchange* x = &kept_exchange();
   const auto np = static_cast<std::size_t>(c->coll_size);
   x->out_at.assign(np + 1, 0), x->in_at.assign(np + 1, 0);
   x->at.assign(static_cast<std::size_t>(c->size()) * static_cast<std::size_t>(local), 0);
@@ -260,7 +286,7 @@ AlltoallExchange* pack_for_processes(const Comm* c, const ProcessRanges& pr, int
       }
   }
   x->out_at[np] = out, x->in_at[np] = in;
-  x->out.resize(static_cast<std::size_t>(out) + 1), x->in.resize(static_cast<std::size_t>(in) + 1);
+  grow(x->out, out + 1), grow(x->in, in + 1);
   char* o = x->out.data();
   for (std::size_t q = 0; q < np; ++q) {
     if (static_cast<int>(q) == here) continue;
@@ -273,12 +299,28 @@ AlltoallExchange* pack_for_processes(const Comm* c, const ProcessRanges& pr, int
       }
     }
   }
+  if (inplace) {
+    const auto n = static_cast<std::size_t>(local);
+    x->local_at.assign(n * n, 0);
+    long long bytes = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        x->local_at[i * n + j] = bytes;
+        if (i != j) bytes += packed_bytes(view_of(lo + static_cast<int>(i)).send_of(view_of(lo + static_cast<int>(i)).args, lo + static_cast<int>(j)));
+      }
+    grow(x->local, bytes + 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      const AlltoallProcsView& from = view_of(lo + static_cast<int>(i));
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j) pack(from.send_of(from.args, lo + static_cast<int>(j)), x->local.data() + x->local_at[i * n + j]);
+    }
+  }
   return x;
 }
 
 }  // namespace
 
-int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf recv_of) {
+int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf recv_of, bool inplace) {
   Comm* c = k.c;
   Team& t = c->team;
   const int li = index_of(k);
@@ -292,13 +334,17 @@ int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf
   const int here = c->my_coll_rank, lo = pr.first[static_cast<std::size_t>(here)];
   const int local = pr.count[static_cast<std::size_t>(here)];
   AlltoallExchange* x = from_leader<AlltoallExchange>(t, k, li, rc, [&](int& err) {
-    AlltoallExchange* e = pack_for_processes(c, pr, here, view_of);
+    AlltoallExchange* e = pack_for_processes(c, pr, here, inplace, view_of);
     err = exchange_with_processes(c, *e, here);
     return e;
   });
   for (int i = 0; rc == MPI_SUCCESS && i < k.size(); ++i) {
     const TypedBuffer to = recv_of(args, i);
-    if (c->coll_rank(i) == here) {
+    if (c->coll_rank(i) == here && inplace) {
+      if (i == k.me) continue;
+      const long long from = x->local_at[static_cast<std::size_t>(i - lo) * static_cast<std::size_t>(local) + static_cast<std::size_t>(k.me - lo)];
+      unpack(x->local.data() + from, static_cast<std::size_t>(packed_bytes(to)), to);
+    } else if (c->coll_rank(i) == here) {
       const AlltoallProcsView& from = view_of(i);
       local_copy(from.send_of(from.args, k.me), to);
     } else {
@@ -308,7 +354,7 @@ int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf
   }
   t.depart(li, k.round);
   t.wait_departed(li, k.round);  // the others read our send buffer (and the leader's exchange)
-  if (li == kLeader) delete x;
+  if (x && li == kLeader) release_if_large(*x);
   return rc;
 }
 

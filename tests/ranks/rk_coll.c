@@ -15,7 +15,7 @@
      Alltoallw (MPI_INT and MPI_DOUBLE blocks at byte displacements), Reduce (SUM, MAX on
      doubles, MINLOC on MPI_2INT, BXOR), Allreduce (SUM on long long, MAX), Reduce_scatter,
      Reduce_scatter_block, Scan, Exscan (rank 0's result not read), MPI_IN_PLACE wherever the
-     standard allows it (Gather(v)/Scatter(v)/Reduce at the root, Allgather(v), Alltoall,
+     standard allows it (Gather(v)/Scatter(v)/Reduce at the root, Allgather(v), Alltoall(v,w) (their send arguments NULL),
      Allreduce, Reduce_scatter(_block), Scan, Exscan);
      a user-defined non-commutative operation (2x2 integer matrices multiplied mod 10007, on a
      derived datatype) with Reduce, Allreduce, Scan, Exscan, Reduce_scatter_block: the result
@@ -331,6 +331,15 @@ static void suite(MPI_Comm comm, int mode, int round, int on_tc) {
     for (int p = 0; p < N; ++p)
       for (int i = 0; i < rc[p]; ++i) EXPECT_EQ(big2[rd[p] + i], A(p, r, 40 + i), "from %d element %d", p, i);
     EXPECT_EQ(big2[rpos], -1, "element past the blocks");
+    /* Alltoallv in place (rc is symmetric: rank r's block for p is p's block for r); the send
+       arguments are ignored, as the standard says. */
+    for (int p = 0; p < N; ++p)
+      for (int i = 0; i < rc[p]; ++i) big2[rd[p] + i] = A(r, p, 60 + i);
+    snprintf(what, sizeof what, "%s Alltoallv in place", form);
+    RUN(mode, MPI_Alltoallv, MPI_Ialltoallv, MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, big2, rc, rd, MPI_INT, comm);
+    for (int p = 0; p < N; ++p)
+      for (int i = 0; i < rc[p]; ++i) EXPECT_EQ(big2[rd[p] + i], A(p, r, 60 + i), "from %d element %d", p, i);
+    EXPECT_EQ(big2[rpos], -1, "element past the blocks");
     /* Alltoallw: pairs with (a+b) even exchange 1 double, odd 2 ints; byte displacements. */
     MPI_Datatype *st = malloc(N * sizeof *st), *rt = malloc(N * sizeof *rt);
     char* sb = malloc(16 * N);
@@ -352,6 +361,22 @@ static void suite(MPI_Comm comm, int mode, int round, int on_tc) {
     }
     snprintf(what, sizeof what, "%s Alltoallw", form);
     RUN(mode, MPI_Alltoallw, MPI_Ialltoallw, sb, sc, sd, st, rb, rc, rd, rt, comm);
+    for (int p = 0; p < N; ++p) {
+      if ((r + p) % 2 == 0) {
+        double d;
+        memcpy(&d, rb + 16 * p, sizeof d);
+        CHECK(d == A(p, r, 50) + 0.5, "%s: from %d got %f", what, p, d);
+      } else {
+        int two[2];
+        memcpy(two, rb + 16 * p, sizeof two);
+        EXPECT_EQ(two[0], A(p, r, 51), "from %d element 0", p);
+        EXPECT_EQ(two[1], A(p, r, 52), "from %d element 1", p);
+      }
+    }
+    /* Alltoallw in place: the blocks start in the receive buffer, send arguments ignored. */
+    memcpy(rb, sb, 16 * N);
+    snprintf(what, sizeof what, "%s Alltoallw in place", form);
+    RUN(mode, MPI_Alltoallw, MPI_Ialltoallw, MPI_IN_PLACE, NULL, NULL, NULL, rb, rc, rd, rt, comm);
     for (int p = 0; p < N; ++p) {
       if ((r + p) % 2 == 0) {
         double d;
