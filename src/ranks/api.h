@@ -170,6 +170,20 @@ int cart_rank(MPI_Comm comm, const int coords[], int* rank);
 int cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
 int cart_shift(MPI_Comm comm, int direction, int disp, int* source, int* dest);
 int cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank);
+int graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm* newcomm);
+int graphdims_get(MPI_Comm comm, int* nnodes, int* nedges);
+int graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
+int graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors);
+int graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
+int graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank);
+int dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
+                               int outdegree, const int destinations[], const int destweights[], int reorder,
+                               MPI_Comm* newcomm);
+int dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[],
+                      const int weights[], int reorder, MPI_Comm* newcomm);
+int dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted);
+int dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree,
+                         int destinations[], int destweights[]);
 // Neighbourhood collectives on a Cartesian grid (collectives_neighbor.cpp).
 int neighbor_allgather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                        MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, CollRequest nonblocking);

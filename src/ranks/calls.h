@@ -193,7 +193,7 @@ inline int Iexscan(const void* sb, void* rb, auto n, MPI_Datatype t, MPI_Op op, 
   return api::exscan(sb, rb, n, t, op, c, r);
 }
 
-// ---- neighbourhood collectives (Cartesian grids) ----
+// ---- neighbourhood collectives (grids, graphs, distributed graphs) ----
 inline int Neighbor_allgather(const void* sb, auto sn, MPI_Datatype st, void* rb, auto rn, MPI_Datatype rt, MPI_Comm c) {
   return api::neighbor_allgather(sb, sn, st, rb, rn, rt, c, nullptr);
 }
@@ -368,6 +368,37 @@ inline int Cart_coords(MPI_Comm c, int rank, int maxdims, int* coords) { return 
 inline int Cart_shift(MPI_Comm c, int dir, int disp, int* src, int* dst) { return api::cart_shift(c, dir, disp, src, dst); }
 inline int Cart_map(MPI_Comm c, int nd, const int* dims, const int* periods, int* newrank) {
   return api::cart_map(c, nd, dims, periods, newrank);
+}
+inline int Graph_create(MPI_Comm c, int nnodes, const int* index, const int* edges, int reorder, MPI_Comm* n) {
+  return api::graph_create(c, nnodes, index, edges, reorder, n);
+}
+inline int Graphdims_get(MPI_Comm c, int* nnodes, int* nedges) { return api::graphdims_get(c, nnodes, nedges); }
+inline int Graph_get(MPI_Comm c, int maxindex, int maxedges, int* index, int* edges) {
+  return api::graph_get(c, maxindex, maxedges, index, edges);
+}
+inline int Graph_neighbors_count(MPI_Comm c, int rank, int* n) { return api::graph_neighbors_count(c, rank, n); }
+inline int Graph_neighbors(MPI_Comm c, int rank, int max, int* neighbors) {
+  return api::graph_neighbors(c, rank, max, neighbors);
+}
+inline int Graph_map(MPI_Comm c, int nnodes, const int* index, const int* edges, int* newrank) {
+  return api::graph_map(c, nnodes, index, edges, newrank);
+}
+inline int Dist_graph_create_adjacent(MPI_Comm c, int indegree, const int* sources, const int* sourceweights,
+                                      int outdegree, const int* destinations, const int* destweights, MPI_Info,
+                                      int reorder, MPI_Comm* n) {
+  return api::dist_graph_create_adjacent(c, indegree, sources, sourceweights, outdegree, destinations, destweights,
+                                         reorder, n);
+}
+inline int Dist_graph_create(MPI_Comm c, int n, const int* sources, const int* degrees, const int* destinations,
+                             const int* weights, MPI_Info, int reorder, MPI_Comm* newcomm) {
+  return api::dist_graph_create(c, n, sources, degrees, destinations, weights, reorder, newcomm);
+}
+inline int Dist_graph_neighbors_count(MPI_Comm c, int* indegree, int* outdegree, int* weighted) {
+  return api::dist_graph_neighbors_count(c, indegree, outdegree, weighted);
+}
+inline int Dist_graph_neighbors(MPI_Comm c, int maxin, int* sources, int* sourceweights, int maxout, int* destinations,
+                                int* destweights) {
+  return api::dist_graph_neighbors(c, maxin, sources, sourceweights, maxout, destinations, destweights);
 }
 inline int Comm_set_attr(MPI_Comm c, int k, void* v) { return api::comm_set_attr(c, k, v); }
 inline int Comm_get_attr(MPI_Comm c, int k, void* v, int* f) { return api::comm_get_attr(c, k, v, f); }

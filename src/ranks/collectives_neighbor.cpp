@@ -1,11 +1,14 @@
-// Neighbourhood collectives on a Cartesian grid of thread-ranks (MPI-4.0 §8.6), over the
-// engine's point-to-point: a rank receives block j from its j-th neighbour and sends its j-th
-// block (allgather: its one block) to its j-th neighbour; neighbours are, per dimension, the
-// source and the destination of a shift by 1, and MPI_PROC_NULL ones are skipped (their
-// receive blocks left as they are). A block sent to the destination arrives in the receiver's
-// source block and the other way round, which matters where one rank is both (a periodic
-// dimension of 1 or 2): the messages of one collective share a tag, so each dimension's
-// receives are posted destination first, the order in which the neighbour sends to them.
+// Neighbourhood collectives on a topology of thread-ranks (MPI-4.0 §8.6), over the engine's
+// point-to-point: a rank receives block j from its j-th source and sends its j-th block
+// (allgather: its one block) to its j-th destination (topology.h, neighbours_of).
+// On a grid, sources and destinations are per dimension the source and the destination of a
+// shift by 1, and MPI_PROC_NULL ones are skipped (their receive blocks left as they are). A
+// block sent to the destination arrives in the receiver's source block and the other way round,
+// which matters where one rank is both (a periodic dimension of 1 or 2): the messages of one
+// collective share a tag, so each dimension's receives are posted destination first, the order
+// in which the neighbour sends to them. On a graph or distributed graph the receives are posted
+// in source order and the sends made in destination order: the k-th message from a to b is the
+// k-th block b expects from a (graph_topology.cpp lists both ends of an edge alike).
 #include <utility>
 
 #include "ranks/api.h"
@@ -23,24 +26,29 @@ namespace {
 // send_of(j), recv_of(j): the blocks for and from neighbour j.
 template <class SendOf, class RecvOf>
 int exchange(const Coll& k, SendOf&& send_of, RecvOf&& recv_of) {
-  const std::vector<int> n = cart_of(k.c)->neighbours(k.me);
+  const Neighbours n = neighbours_of(k.c, k.me);
   Batch b(k);
-  for (std::size_t j = 0; j < n.size(); j += 2) {
-    if (n[j + 1] != MPI_PROC_NULL) b.recv(n[j + 1], recv_of(static_cast<int>(j + 1)));
-    if (n[j] != MPI_PROC_NULL) b.recv(n[j], recv_of(static_cast<int>(j)));
+  if (n.kind == MPI_CART) {
+    const std::vector<int>& s = n.sources;
+    for (std::size_t j = 0; j < s.size(); j += 2) {
+      if (s[j + 1] != MPI_PROC_NULL) b.recv(s[j + 1], recv_of(static_cast<int>(j + 1)));
+      if (s[j] != MPI_PROC_NULL) b.recv(s[j], recv_of(static_cast<int>(j)));
+    }
+  } else {
+    for (std::size_t j = 0; j < n.sources.size(); ++j) b.recv(n.sources[j], recv_of(static_cast<int>(j)));
   }
-  for (std::size_t j = 0; j < n.size(); ++j)
-    if (n[j] != MPI_PROC_NULL) b.send(n[j], send_of(static_cast<int>(j)));
+  for (std::size_t j = 0; j < n.destinations.size(); ++j)
+    if (n.destinations[j] != MPI_PROC_NULL) b.send(n.destinations[j], send_of(static_cast<int>(j)));
   return b.wait();
 }
 
-// Runs the exchange, or refuses a communicator without a grid (MPI_ERR_TOPOLOGY).
+// Runs the exchange, or refuses a communicator without a topology (MPI_ERR_TOPOLOGY).
 template <class Algorithm>
 int neighbourhood(MPI_Comm comm, CollRequest nb, const char* nonblocking, const char* blocking, Algorithm&& algorithm) {
   const char* call = nb.name(nonblocking, blocking);
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  if (!cart_of(k.c)) return k.fail(MPI_ERR_TOPOLOGY, call);
+  if (neighbours_of(k.c, k.m->rank).kind == MPI_UNDEFINED) return k.fail(MPI_ERR_TOPOLOGY, call);
   return run(k, call, nb, -1, Path::kGeneric, std::forward<Algorithm>(algorithm));
 }
 

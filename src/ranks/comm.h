@@ -53,6 +53,10 @@ struct Comm {
   // A Cartesian grid (topology.h): set under mu by the first local member that makes or
   // duplicates it, before any of them returns the handle; read-only after.
   std::shared_ptr<const CartTopology> cart;
+  std::shared_ptr<const GraphTopology> graph;  // likewise MPI_Graph_create's graph
+  // A distributed graph: each local member's adjacency (by local index), set under mu by that
+  // member before it returns the handle.
+  std::vector<std::shared_ptr<const DistGraphAdjacency>> dist_graph;
   Team team;                       // the local members' shared-memory combine
   std::atomic<int> local_alive{0};  // local members that have not freed it
   bool root = false;               // the threadcomm itself (or an address space's MPI_COMM_WORLD)

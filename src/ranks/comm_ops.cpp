@@ -83,7 +83,7 @@ int finish_split(Caller& k, SplitStart& s, MPI_Comm* newcomm) {
   const NewComm n = new_comm(all, color, &ranks);
   const int my_new_rank = static_cast<int>(std::find(ranks.begin(), ranks.end(), k.m->rank) - ranks.begin());
   *newcomm = adopt(k, join_comm(k.c->family, n.ctx, n.members, my_new_rank), my_new_rank, s.attributes);
-  if (s.dup) copy_topology(k.c, *newcomm);  // a duplicate keeps the grid (MPI-4.0 §7.4.2)
+  if (s.dup) copy_topology(k.c, k.m->rank, *newcomm);  // a duplicate keeps the topology (MPI-4.0 §7.4.2)
   return MPI_SUCCESS;
 }
 }  // namespace

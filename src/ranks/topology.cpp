@@ -1,4 +1,4 @@
-// Cartesian topologies on thread-rank communicators (topology.h).
+// Cartesian topologies on thread-rank communicators, and what every topology shares (topology.h).
 #include "ranks/topology.h"
 
 #include <mutex>
@@ -55,18 +55,55 @@ std::vector<int> CartTopology::neighbours(int rank) const {
 }
 
 const CartTopology* cart_of(const Comm* c) { return c->cart.get(); }
+const GraphTopology* graph_of(const Comm* c) { return c->graph.get(); }
+const DistGraphAdjacency* dist_graph_of(const Comm* c, int li) {
+  // Each member reads its own slot, which it set itself before it had the handle.
+  return li >= 0 && static_cast<std::size_t>(li) < c->dist_graph.size() ? c->dist_graph[static_cast<std::size_t>(li)].get()
+                                                                       : nullptr;
+}
 
-namespace {
-
-// Attaches the grid to the communicator a split made (every local member calls this; the first
-// sets it).
-void attach(MPI_Comm newcomm, std::shared_ptr<const CartTopology> t) {
-  if (newcomm == MPI_COMM_NULL) return;
-  Comm* c = comm_of(newcomm);
+void attach_cart(MPI_Comm newcomm, std::shared_ptr<const CartTopology> t) {
+  Comm* c = newcomm == MPI_COMM_NULL ? nullptr : comm_of(newcomm);
   if (!c) return;
   std::lock_guard g(c->mu);
   if (!c->cart) c->cart = std::move(t);
 }
+
+void attach_graph(MPI_Comm newcomm, std::shared_ptr<const GraphTopology> t) {
+  Comm* c = newcomm == MPI_COMM_NULL ? nullptr : comm_of(newcomm);
+  if (!c) return;
+  std::lock_guard g(c->mu);
+  if (!c->graph) c->graph = std::move(t);
+}
+
+void attach_dist_graph(MPI_Comm newcomm, int rank, std::shared_ptr<const DistGraphAdjacency> a) {
+  Comm* c = newcomm == MPI_COMM_NULL ? nullptr : comm_of(newcomm);
+  if (!c) return;
+  std::lock_guard g(c->mu);
+  if (c->dist_graph.empty()) c->dist_graph.resize(c->local_members.size());
+  c->dist_graph[static_cast<std::size_t>(c->local_index[static_cast<std::size_t>(rank)])] = std::move(a);
+}
+
+Neighbours neighbours_of(const Comm* c, int rank) {
+  Neighbours n;
+  if (const CartTopology* t = cart_of(c)) {
+    n.kind = MPI_CART;
+    n.sources = t->neighbours(rank);
+    n.destinations = n.sources;
+  } else if (const GraphTopology* g = graph_of(c)) {
+    n.kind = MPI_GRAPH;
+    const auto first = g->edges.begin() + g->first(rank);
+    n.sources.assign(first, first + g->count(rank));
+    n.destinations = n.sources;
+  } else if (const DistGraphAdjacency* a = dist_graph_of(c, c->local_index[static_cast<std::size_t>(rank)])) {
+    n.kind = MPI_DIST_GRAPH;
+    n.sources = a->sources;
+    n.destinations = a->destinations;
+  }
+  return n;
+}
+
+namespace {
 
 // The caller and its communicator's grid; false (k.rc raised through the handler) when the
 // communicator is not the caller's or has no grid (MPI_ERR_TOPOLOGY).
@@ -98,8 +135,12 @@ long long grid_size(int ndims, const int dims[], int available) {
 
 }  // namespace
 
-void copy_topology(const Comm* from, MPI_Comm to) {
-  if (from->cart) attach(to, from->cart);
+void copy_topology(const Comm* from, int me, MPI_Comm to) {
+  if (from->cart) attach_cart(to, from->cart);
+  if (from->graph) attach_graph(to, from->graph);
+  const int li = from->local_index[static_cast<std::size_t>(me)];
+  if (dist_graph_of(from, li))
+    attach_dist_graph(to, me, from->dist_graph[static_cast<std::size_t>(li)]);
 }
 
 namespace api {
@@ -115,7 +156,7 @@ int cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
   t->dims.assign(dims, dims + ndims);
   for (int d = 0; d < ndims; ++d) t->periods.push_back(periods[d] ? 1 : 0);
   int rc = split(k, k.m->rank < n ? 0 : MPI_UNDEFINED, k.m->rank, false, newcomm, call);
-  if (rc == MPI_SUCCESS) attach(*newcomm, std::move(t));
+  if (rc == MPI_SUCCESS) attach_cart(*newcomm, std::move(t));
   return rc;
 }
 
@@ -140,7 +181,7 @@ int cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
     }
   }
   int rc = split(k, color, key, false, newcomm, call);
-  if (rc == MPI_SUCCESS) attach(*newcomm, std::move(sub));
+  if (rc == MPI_SUCCESS) attach_cart(*newcomm, std::move(sub));
   return rc;
 }
 
@@ -220,7 +261,14 @@ int cart_map(MPI_Comm comm, int ndims, const int dims[], const int[], int* newra
 int topo_test(MPI_Comm comm, int* status) {
   Comm* c = comm_for_process(comm);
   if (!c) return raise(nullptr, MPI_ERR_COMM, "MPI_Topo_test");
-  *status = cart_of(c) ? MPI_CART : MPI_UNDEFINED;
+  if (cart_of(c)) {
+    *status = MPI_CART;
+  } else if (graph_of(c)) {
+    *status = MPI_GRAPH;
+  } else {
+    std::lock_guard g(c->mu);  // any thread may ask, not only a member that set its adjacency
+    *status = c->dist_graph.empty() ? MPI_UNDEFINED : MPI_DIST_GRAPH;
+  }
   return MPI_SUCCESS;
 }
 

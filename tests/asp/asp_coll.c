@@ -9,7 +9,8 @@
      world; a dup, made while an MPI_Comm_idup is pending, and that idup; a split by parity with reversed keys; MPI_Comm_create from a group of the
      ranks r % 3 != 1 in decreasing order (the others get MPI_COMM_NULL); MPI_Comm_create_group
      called by rank 0 and the odd ranks only; MPI_Comm_split_type(MPIX_COMM_TYPE_ADDRESS_SPACE);
-     a periodic Cartesian ring (MPI_Cart_shift and MPI_Neighbor_alltoall checked too);
+     a periodic Cartesian ring (MPI_Cart_shift and MPI_Neighbor_alltoall checked too); the
+     directed ring as a distributed graph (its neighbours and MPI_Neighbor_alltoall too);
      MPI_COMM_SELF.
    On each: its size, rank and members (MPI_Group_translate_ranks to the world group) as the
    construction says; then Barrier, Bcast (8 and 100000 ints, root size-1), Reduce (root 0),
@@ -26,6 +27,9 @@
 
 #include "asp_util.h"
 #include "../common/persistent_collectives.h"
+
+/* GCC 12 takes Open MPI's MPI_UNWEIGHTED for a zero-size array */
+#pragma GCC diagnostic ignored "-Wstringop-overread"
 
 enum { kBig = 100000 };
 
@@ -302,6 +306,21 @@ static void round_of(int round) {
   MPI_OK(MPI_Neighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, c));
   CHECK(in[0] == 10 * src + 1 + round * 1000 && in[1] == 10 * dst + round * 1000,
         "cart ring: MPI_Neighbor_alltoall gave %d, %d", in[0], in[1]);
+  MPI_OK(MPI_Comm_free(&c));
+
+  /* The directed ring as a distributed graph (graph_topology.cpp): from R - 1, to R + 1. */
+  const int from = (R + N - 1) % N, to = (R + 1) % N;
+  MPI_OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &from, MPI_UNWEIGHTED, 1, &to, MPI_UNWEIGHTED,
+                                        MPI_INFO_NULL, 0, &c));
+  on(c, "dist graph ring", want, N);
+  int indeg = -1, outdeg = -1, weighted = -1, got_from = -1, got_to = -1;
+  MPI_OK(MPI_Dist_graph_neighbors_count(c, &indeg, &outdeg, &weighted));
+  MPI_OK(MPI_Dist_graph_neighbors(c, 1, &got_from, MPI_UNWEIGHTED, 1, &got_to, MPI_UNWEIGHTED));
+  CHECK(indeg == 1 && outdeg == 1 && !weighted && got_from == from && got_to == to,
+        "dist graph ring: in %d out %d weighted %d, from %d to %d", indeg, outdeg, weighted, got_from, got_to);
+  in[0] = -1;
+  MPI_OK(MPI_Neighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, c));
+  CHECK(in[0] == 10 * from + round * 1000, "dist graph ring: MPI_Neighbor_alltoall gave %d", in[0]);
   MPI_OK(MPI_Comm_free(&c));
 
   want[0] = R;
