@@ -6,7 +6,9 @@
 ! MPI_Sendrecv with MPI_STATUS_IGNORE), MPI_Allreduce (also with MPI_IN_PLACE), MPI_Bcast, MPI_Gather,
 ! MPI_Allgather (also with MPI_IN_PLACE), MPI_Barrier, MPI_Comm_dup and MPI_Comm_split of the
 ! threadcomm (communicators the MPI's binding converts back to Fortran), a periodic Cartesian ring
-! of the thread-ranks (MPI_Cart_create, MPI_Cart_shift, MPI_Neighbor_alltoall), MPI_Comm_group with
+! of the thread-ranks (MPI_Cart_create, MPI_Cart_shift, MPI_Neighbor_alltoall), the directed ring
+! as a distributed graph (MPI_Dist_graph_create_adjacent with MPI_UNWEIGHTED,
+! MPI_Dist_graph_neighbors_count, MPI_Neighbor_alltoall), MPI_Comm_group with
 ! MPI_Group_size/rank, MPI_Mprobe and MPI_Mrecv (a matched message crossing to Fortran),
 ! attributes (MPI_TAG_UB, and a keyval made in Fortran whose value each thread-rank sets and reads
 ! back as its own), and an error returned through MPI_ERRORS_RETURN set on the threadcomm (a send
@@ -178,6 +180,20 @@ contains
     call MPI_Neighbor_alltoall(sendnb, 1, MPI_INTEGER, recvnb, 1, MPI_INTEGER, ring, ierr2)
     if (ierr2 /= MPI_SUCCESS .or. recvnb(1) /= left * 10 + 1 .or. recvnb(2) /= right * 10) then
       print '(a,i0,a,2i6)', 'f_threadcomm: thread-rank ', rank, ' Neighbor_alltoall on the ring got ', recvnb
+      bad = bad + 1
+    end if
+    call MPI_Comm_free(ring, ierr2)
+    ! The directed ring as a distributed graph, unweighted (the binding converts MPI_UNWEIGHTED):
+    ! its one block comes from the left.
+    call MPI_Dist_graph_create_adjacent(tc, 1, [left], MPI_UNWEIGHTED, 1, [right], MPI_UNWEIGHTED, &
+                                        MPI_INFO_NULL, .false., ring, ierr2)
+    if (ierr2 /= MPI_SUCCESS) bad = bad + 1
+    call MPI_Dist_graph_neighbors_count(ring, src, dst, found, ierr2)
+    if (ierr2 /= MPI_SUCCESS .or. src /= 1 .or. dst /= 1 .or. found) bad = bad + 1
+    recvnb = -1
+    call MPI_Neighbor_alltoall(sendnb, 1, MPI_INTEGER, recvnb, 1, MPI_INTEGER, ring, ierr2)
+    if (ierr2 /= MPI_SUCCESS .or. recvnb(1) /= left * 10) then
+      print '(a,i0,a,i6)', 'f_threadcomm: thread-rank ', rank, ' Neighbor_alltoall on the graph got ', recvnb(1)
       bad = bad + 1
     end if
     call MPI_Comm_free(ring, ierr2)
