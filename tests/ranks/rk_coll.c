@@ -359,34 +359,26 @@ static void suite(MPI_Comm comm, int mode, int round, int on_tc) {
         memcpy(sb + 16 * p, two, sizeof two);
       }
     }
-    snprintf(what, sizeof what, "%s Alltoallw", form);
-    RUN(mode, MPI_Alltoallw, MPI_Ialltoallw, sb, sc, sd, st, rb, rc, rd, rt, comm);
-    for (int p = 0; p < N; ++p) {
-      if ((r + p) % 2 == 0) {
-        double d;
-        memcpy(&d, rb + 16 * p, sizeof d);
-        CHECK(d == A(p, r, 50) + 0.5, "%s: from %d got %f", what, p, d);
+    for (int inplace = 0; inplace < 2; ++inplace) {
+      snprintf(what, sizeof what, "%s Alltoallw%s", form, inplace ? " in place" : "");
+      if (inplace) {
+        /* The blocks start in the receive buffer; the send arguments are ignored. */
+        memcpy(rb, sb, 16 * N);
+        RUN(mode, MPI_Alltoallw, MPI_Ialltoallw, MPI_IN_PLACE, NULL, NULL, NULL, rb, rc, rd, rt, comm);
       } else {
-        int two[2];
-        memcpy(two, rb + 16 * p, sizeof two);
-        EXPECT_EQ(two[0], A(p, r, 51), "from %d element 0", p);
-        EXPECT_EQ(two[1], A(p, r, 52), "from %d element 1", p);
+        RUN(mode, MPI_Alltoallw, MPI_Ialltoallw, sb, sc, sd, st, rb, rc, rd, rt, comm);
       }
-    }
-    /* Alltoallw in place: the blocks start in the receive buffer, send arguments ignored. */
-    memcpy(rb, sb, 16 * N);
-    snprintf(what, sizeof what, "%s Alltoallw in place", form);
-    RUN(mode, MPI_Alltoallw, MPI_Ialltoallw, MPI_IN_PLACE, NULL, NULL, NULL, rb, rc, rd, rt, comm);
-    for (int p = 0; p < N; ++p) {
-      if ((r + p) % 2 == 0) {
-        double d;
-        memcpy(&d, rb + 16 * p, sizeof d);
-        CHECK(d == A(p, r, 50) + 0.5, "%s: from %d got %f", what, p, d);
-      } else {
-        int two[2];
-        memcpy(two, rb + 16 * p, sizeof two);
-        EXPECT_EQ(two[0], A(p, r, 51), "from %d element 0", p);
-        EXPECT_EQ(two[1], A(p, r, 52), "from %d element 1", p);
+      for (int p = 0; p < N; ++p) {
+        if ((r + p) % 2 == 0) {
+          double d;
+          memcpy(&d, rb + 16 * p, sizeof d);
+          CHECK(d == A(p, r, 50) + 0.5, "%s: from %d got %f", what, p, d);
+        } else {
+          int two[2];
+          memcpy(two, rb + 16 * p, sizeof two);
+          EXPECT_EQ(two[0], A(p, r, 51), "from %d element 0", p);
+          EXPECT_EQ(two[1], A(p, r, 52), "from %d element 1", p);
+        }
       }
     }
     free(st);
