@@ -18,6 +18,23 @@ struct Caller {
 
 Caller caller(MPI_Comm comm, const char* call);
 
+// The caller and the topology (or its part) a topology call reads, found by find(caller);
+// false (k.rc raised through the handler) when the communicator has none (MPI_ERR_TOPOLOGY).
+template <class T>
+struct OnTopology {
+  Caller k;
+  const T* t = nullptr;
+  explicit operator bool() const { return t != nullptr; }
+};
+template <class T, class Find>
+OnTopology<T> on_topology(MPI_Comm comm, const char* call, Find&& find) {
+  OnTopology<T> o{caller(comm, call)};
+  if (!o.k) return o;
+  o.t = find(o.k);
+  if (!o.t) o.k.fail(MPI_ERR_TOPOLOGY, call);
+  return o;
+}
+
 // MPI_ERR_* when the argument is invalid for the communicator, else MPI_SUCCESS.
 int check_dest(const Comm* c, int rank);
 int check_source(const Comm* c, int rank);

@@ -22,31 +22,17 @@ namespace {
 
 bool unweighted(const int* weights) { return weights == MPI_UNWEIGHTED; }
 
-// The caller and its communicator's graph or its own part of a distributed graph; false (k.rc
-// raised) when the communicator has none (MPI_ERR_TOPOLOGY).
-struct OnGraph {
-  Caller k;
-  const GraphTopology* g = nullptr;
-  explicit operator bool() const { return g != nullptr; }
-};
+// The caller and its communicator's graph, or its own part of a distributed graph
+// (MPI_ERR_TOPOLOGY without one).
+using OnGraph = OnTopology<GraphTopology>;
+using OnDistGraph = OnTopology<DistGraphAdjacency>;
 OnGraph on_graph(MPI_Comm comm, const char* call) {
-  OnGraph o{caller(comm, call)};
-  if (!o.k) return o;
-  o.g = graph_of(o.k.c);
-  if (!o.g) o.k.fail(MPI_ERR_TOPOLOGY, call);
-  return o;
+  return on_topology<GraphTopology>(comm, call, [](const Caller& k) { return graph_of(k.c); });
 }
-struct OnDistGraph {
-  Caller k;
-  const DistGraphAdjacency* a = nullptr;
-  explicit operator bool() const { return a != nullptr; }
-};
 OnDistGraph on_dist_graph(MPI_Comm comm, const char* call) {
-  OnDistGraph o{caller(comm, call)};
-  if (!o.k) return o;
-  o.a = dist_graph_of(o.k.c, o.k.c->local_index[static_cast<std::size_t>(o.k.m->rank)]);
-  if (!o.a) o.k.fail(MPI_ERR_TOPOLOGY, call);
-  return o;
+  return on_topology<DistGraphAdjacency>(comm, call, [](const Caller& k) {
+    return dist_graph_of(k.c, k.c->local_index[static_cast<std::size_t>(k.m->rank)]);
+  });
 }
 
 // MPI_Graph_create's and _map's arguments: nnodes within the communicator, index non-decreasing
@@ -97,16 +83,16 @@ int graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[]
 int graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
   OnGraph o = on_graph(comm, "MPI_Graphdims_get");
   if (!o) return o.k.rc;
-  *nnodes = o.g->nnodes();
-  *nedges = static_cast<int>(o.g->edges.size());
+  *nnodes = o.t->nnodes();
+  *nedges = static_cast<int>(o.t->edges.size());
   return MPI_SUCCESS;
 }
 
 int graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
   OnGraph o = on_graph(comm, "MPI_Graph_get");
   if (!o) return o.k.rc;
-  std::copy_n(o.g->index.begin(), std::min(maxindex, o.g->nnodes()), index);
-  std::copy_n(o.g->edges.begin(), std::min<std::size_t>(static_cast<std::size_t>(std::max(maxedges, 0)), o.g->edges.size()), edges);
+  std::copy_n(o.t->index.begin(), std::min(maxindex, o.t->nnodes()), index);
+  std::copy_n(o.t->edges.begin(), std::min<std::size_t>(static_cast<std::size_t>(std::max(maxedges, 0)), o.t->edges.size()), edges);
   return MPI_SUCCESS;
 }
 
@@ -114,8 +100,8 @@ int graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
   const char* call = "MPI_Graph_neighbors_count";
   OnGraph o = on_graph(comm, call);
   if (!o) return o.k.rc;
-  if (rank < 0 || rank >= o.g->nnodes()) return o.k.fail(MPI_ERR_RANK, call);
-  *nneighbors = o.g->count(rank);
+  if (rank < 0 || rank >= o.t->nnodes()) return o.k.fail(MPI_ERR_RANK, call);
+  *nneighbors = o.t->count(rank);
   return MPI_SUCCESS;
 }
 
@@ -123,8 +109,8 @@ int graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) 
   const char* call = "MPI_Graph_neighbors";
   OnGraph o = on_graph(comm, call);
   if (!o) return o.k.rc;
-  if (rank < 0 || rank >= o.g->nnodes()) return o.k.fail(MPI_ERR_RANK, call);
-  std::copy_n(o.g->edges.begin() + o.g->first(rank), std::min(maxneighbors, o.g->count(rank)), neighbors);
+  if (rank < 0 || rank >= o.t->nnodes()) return o.k.fail(MPI_ERR_RANK, call);
+  std::copy_n(o.t->edges.begin() + o.t->first(rank), std::min(maxneighbors, o.t->count(rank)), neighbors);
   return MPI_SUCCESS;
 }
 
@@ -209,9 +195,9 @@ int dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degre
 int dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
   OnDistGraph o = on_dist_graph(comm, "MPI_Dist_graph_neighbors_count");
   if (!o) return o.k.rc;
-  *indegree = static_cast<int>(o.a->sources.size());
-  *outdegree = static_cast<int>(o.a->destinations.size());
-  *weighted = o.a->weighted ? 1 : 0;
+  *indegree = static_cast<int>(o.t->sources.size());
+  *outdegree = static_cast<int>(o.t->destinations.size());
+  *weighted = o.t->weighted ? 1 : 0;
   return MPI_SUCCESS;
 }
 
@@ -219,7 +205,7 @@ int dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sour
                          int destinations[], int destweights[]) {
   OnDistGraph o = on_dist_graph(comm, "MPI_Dist_graph_neighbors");
   if (!o) return o.k.rc;
-  const DistGraphAdjacency& a = *o.a;
+  const DistGraphAdjacency& a = *o.t;
   const auto in = static_cast<std::size_t>(std::clamp<long long>(maxindegree, 0, static_cast<long long>(a.sources.size())));
   const auto out =
       static_cast<std::size_t>(std::clamp<long long>(maxoutdegree, 0, static_cast<long long>(a.destinations.size())));

@@ -105,19 +105,10 @@ Neighbours neighbours_of(const Comm* c, int rank) {
 
 namespace {
 
-// The caller and its communicator's grid; false (k.rc raised through the handler) when the
-// communicator is not the caller's or has no grid (MPI_ERR_TOPOLOGY).
-struct OnGrid {
-  Caller k;
-  const CartTopology* t = nullptr;
-  explicit operator bool() const { return t != nullptr; }
-};
+// The caller and its communicator's grid (MPI_ERR_TOPOLOGY without one).
+using OnGrid = OnTopology<CartTopology>;
 OnGrid on_grid(MPI_Comm comm, const char* call) {
-  OnGrid g{caller(comm, call)};
-  if (!g.k) return g;
-  g.t = cart_of(g.k.c);
-  if (!g.t) g.k.fail(MPI_ERR_TOPOLOGY, call);
-  return g;
+  return on_topology<CartTopology>(comm, call, [](const Caller& k) { return cart_of(k.c); });
 }
 
 // A grid's size, or -1 for dimensions MPI_Cart_create and _map refuse (MPI_ERR_DIMS): negative
