@@ -48,7 +48,7 @@ int neighbourhood(MPI_Comm comm, CollRequest nb, const char* nonblocking, const 
   const char* call = nb.name(nonblocking, blocking);
   Caller k = caller(comm, call);
   if (!k) return k.rc;
-  if (neighbours_of(k.c, k.m->rank).kind == MPI_UNDEFINED) return k.fail(MPI_ERR_TOPOLOGY, call);
+  if (topology_kind(k.c, k.m->rank) == MPI_UNDEFINED) return k.fail(MPI_ERR_TOPOLOGY, call);
   return run(k, call, nb, -1, Path::kGeneric, std::forward<Algorithm>(algorithm));
 }
 

@@ -303,11 +303,13 @@ AlltoallExchange* pack_for_processes(const Comm* c, const ProcessRanges& pr, int
     const auto n = static_cast<std::size_t>(local);
     x->local_at.assign(n * n, 0);
     long long bytes = 0;
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t i = 0; i < n; ++i) {
+      const AlltoallProcsView& from = view_of(lo + static_cast<int>(i));
       for (std::size_t j = 0; j < n; ++j) {
         x->local_at[i * n + j] = bytes;
-        if (i != j) bytes += packed_bytes(view_of(lo + static_cast<int>(i)).send_of(view_of(lo + static_cast<int>(i)).args, lo + static_cast<int>(j)));
+        if (i != j) bytes += packed_bytes(from.send_of(from.args, lo + static_cast<int>(j)));
       }
+    }
     grow(x->local, bytes + 1);
     for (std::size_t i = 0; i < n; ++i) {
       const AlltoallProcsView& from = view_of(lo + static_cast<int>(i));
@@ -340,13 +342,14 @@ int alltoall_processes(const Coll& k, const void* args, BlockOf send_of, BlockOf
   });
   for (int i = 0; rc == MPI_SUCCESS && i < k.size(); ++i) {
     const TypedBuffer to = recv_of(args, i);
-    if (c->coll_rank(i) == here && inplace) {
-      if (i == k.me) continue;
-      const long long from = x->local_at[static_cast<std::size_t>(i - lo) * static_cast<std::size_t>(local) + static_cast<std::size_t>(k.me - lo)];
-      unpack(x->local.data() + from, static_cast<std::size_t>(packed_bytes(to)), to);
-    } else if (c->coll_rank(i) == here) {
-      const AlltoallProcsView& from = view_of(i);
-      local_copy(from.send_of(from.args, k.me), to);
+    if (c->coll_rank(i) == here) {
+      if (!inplace) {
+        const AlltoallProcsView& from = view_of(i);
+        local_copy(from.send_of(from.args, k.me), to);
+      } else if (i != k.me) {  // in place a member's own block stays where it is
+        const long long from = x->local_at[static_cast<std::size_t>(i - lo) * static_cast<std::size_t>(local) + static_cast<std::size_t>(k.me - lo)];
+        unpack(x->local.data() + from, static_cast<std::size_t>(packed_bytes(to)), to);
+      }
     } else {
       const long long from = x->at[static_cast<std::size_t>(i) * static_cast<std::size_t>(local) + static_cast<std::size_t>(k.me - lo)];
       unpack(x->in.data() + from, static_cast<std::size_t>(packed_bytes(to)), to);

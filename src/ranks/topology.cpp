@@ -62,26 +62,38 @@ const DistGraphAdjacency* dist_graph_of(const Comm* c, int li) {
                                                                        : nullptr;
 }
 
-void attach_cart(MPI_Comm newcomm, std::shared_ptr<const CartTopology> t) {
-  Comm* c = newcomm == MPI_COMM_NULL ? nullptr : comm_of(newcomm);
+namespace {
+
+// The communicator a constructor just made, or nullptr (MPI_COMM_NULL: not a member).
+Comm* made(MPI_Comm newcomm) { return newcomm == MPI_COMM_NULL ? nullptr : comm_of(newcomm); }
+
+// Sets the communicator's grid or graph unless another local member did first.
+template <class T>
+void attach_first(MPI_Comm newcomm, std::shared_ptr<const T> Comm::*slot, std::shared_ptr<const T> t) {
+  Comm* c = made(newcomm);
   if (!c) return;
   std::lock_guard g(c->mu);
-  if (!c->cart) c->cart = std::move(t);
+  if (!(c->*slot)) c->*slot = std::move(t);
 }
 
-void attach_graph(MPI_Comm newcomm, std::shared_ptr<const GraphTopology> t) {
-  Comm* c = newcomm == MPI_COMM_NULL ? nullptr : comm_of(newcomm);
-  if (!c) return;
-  std::lock_guard g(c->mu);
-  if (!c->graph) c->graph = std::move(t);
-}
+}  // namespace
+
+void attach_cart(MPI_Comm newcomm, std::shared_ptr<const CartTopology> t) { attach_first(newcomm, &Comm::cart, std::move(t)); }
+void attach_graph(MPI_Comm newcomm, std::shared_ptr<const GraphTopology> t) { attach_first(newcomm, &Comm::graph, std::move(t)); }
 
 void attach_dist_graph(MPI_Comm newcomm, int rank, std::shared_ptr<const DistGraphAdjacency> a) {
-  Comm* c = newcomm == MPI_COMM_NULL ? nullptr : comm_of(newcomm);
+  Comm* c = made(newcomm);
   if (!c) return;
   std::lock_guard g(c->mu);
   if (c->dist_graph.empty()) c->dist_graph.resize(c->local_members.size());
   c->dist_graph[static_cast<std::size_t>(c->local_index[static_cast<std::size_t>(rank)])] = std::move(a);
+}
+
+int topology_kind(const Comm* c, int rank) {
+  if (cart_of(c)) return MPI_CART;
+  if (graph_of(c)) return MPI_GRAPH;
+  if (dist_graph_of(c, c->local_index[static_cast<std::size_t>(rank)])) return MPI_DIST_GRAPH;
+  return MPI_UNDEFINED;
 }
 
 Neighbours neighbours_of(const Comm* c, int rank) {

@@ -52,6 +52,8 @@ struct Neighbours {
   std::vector<int> sources, destinations;
 };
 Neighbours neighbours_of(const Comm* c, int rank);
+// Which topology rank (a member of this process) sees: neighbours_of's kind without the lists.
+int topology_kind(const Comm* c, int rank);
 
 // The communicator's grid, graph, or distributed-graph part of local member li; nullptr if none.
 const CartTopology* cart_of(const Comm* c);
@@ -61,7 +63,7 @@ const DistGraphAdjacency* dist_graph_of(const Comm* c, int li);
 // gets from's topology.
 void copy_topology(const Comm* from, int me, MPI_Comm to);
 // Attach a topology to a communicator a split made (every local member calls these): the grid
-// and the graph by the first, the distributed graph's adjacency of local member li by itself.
+// and the graph by the first, the distributed graph's adjacency of each rank by that rank.
 void attach_cart(MPI_Comm newcomm, std::shared_ptr<const CartTopology> t);
 void attach_graph(MPI_Comm newcomm, std::shared_ptr<const GraphTopology> t);
 void attach_dist_graph(MPI_Comm newcomm, int rank, std::shared_ptr<const DistGraphAdjacency> a);
