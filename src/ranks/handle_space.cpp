@@ -10,12 +10,14 @@
 
 namespace tsmpi::ranks {
 
+namespace handle_space {
+constinit Range g_range;
+}
+
 namespace {
-constexpr std::uintptr_t kSlots = 1 << 16;
-// Between two handles: on Open MPI addresses 16 bytes apart in a reserved region (never an
-// object's), on MPICH consecutive integers. A constant, so that finding a handle's slot (every
-// call on a thread-rank communicator) shifts instead of dividing.
-constexpr std::uintptr_t kStride = std::is_pointer_v<MPI_Comm> ? 16 : 1;
+using handle_space::g_range;
+using handle_space::kSlots;
+using handle_space::kStride;
 // Released handles are reused oldest first, and only once this many others wait: a stale copy
 // of a freed handle stays freed (MPI_ERR_COMM, not another object) for that long.
 constexpr std::size_t kQuarantine = 1024;
@@ -26,11 +28,10 @@ struct Slot {
 };
 
 struct Space {
-  std::uintptr_t base = 0;
+  std::uintptr_t base = 0;  // also g_range.base; g_range.next counts the slots used
   Slot slots[kSlots];
   std::mutex mu;  // taken to make and release handles, never to find them
   std::deque<std::uint32_t> free_list;  // released slots, oldest first
-  std::atomic<std::uint32_t> next{0};
   std::atomic<int> live{0};
   Space() {
     if constexpr (std::is_pointer_v<MPI_Comm>) {
@@ -40,6 +41,7 @@ struct Space {
       // MPICH: handle kind bits (31..30) 00 = invalid, object type bits (29..26) 0 = none.
       base = 0x00100000;
     }
+    g_range.base.store(base, std::memory_order_relaxed);  // published by g_range.next's first store
   }
 };
 Space& space() {
@@ -52,13 +54,13 @@ std::uintptr_t make_handle(Made kind, void* object) {
   Space& s = space();
   std::lock_guard g(s.mu);
   std::uint32_t i;
-  const bool fresh_left = s.next.load(std::memory_order_relaxed) < kSlots;
+  const bool fresh_left = g_range.next.load(std::memory_order_relaxed) < kSlots;
   if (s.free_list.size() > kQuarantine || (!fresh_left && !s.free_list.empty())) {
     i = s.free_list.front();
     s.free_list.pop_front();
   } else if (fresh_left) {
-    i = s.next.load(std::memory_order_relaxed);
-    s.next.store(i + 1, std::memory_order_release);
+    i = g_range.next.load(std::memory_order_relaxed);
+    g_range.next.store(i + 1, std::memory_order_release);
   } else {
     return 0;
   }
@@ -92,13 +94,7 @@ void release_handle(std::uintptr_t bits) {
 
 bool any_handles() { return space().live.load(std::memory_order_relaxed) != 0; }
 
-bool ever_made() { return space().next.load(std::memory_order_relaxed) != 0; }
-
-bool in_space(std::uintptr_t bits) {
-  Space& s = space();
-  std::uintptr_t off = bits - s.base;
-  return off < kSlots * kStride && off % kStride == 0 && off / kStride < s.next.load(std::memory_order_acquire);
-}
+bool ever_made() { return g_range.next.load(std::memory_order_relaxed) != 0; }
 
 namespace {
 constexpr std::uintptr_t kFortranBase = std::uintptr_t{1} << 30;  // Open MPI only

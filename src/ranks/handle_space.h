@@ -4,8 +4,11 @@
 // that were ever handed one faults at once; on MPICH (handles are ints) they carry MPICH's
 // "invalid" handle kind, which it refuses.
 #pragma once
+#include <mpi.h>
+
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include "runtime/handles.h"
 
@@ -23,9 +26,29 @@ void release_handle(std::uintptr_t bits);
 bool any_handles();
 // True once any handle has been made (a released one may still be in the program's hands).
 bool ever_made();
+namespace handle_space {
+constexpr std::uintptr_t kSlots = 1 << 16;
+// Between two handles: on Open MPI addresses 16 bytes apart in a reserved region (never an
+// object's), on MPICH consecutive integers. A constant, so that finding a handle's slot (every
+// call on a thread-rank communicator) shifts instead of dividing.
+constexpr std::uintptr_t kStride = std::is_pointer_v<MPI_Comm> ? 16 : 1;
+// Where the handles lie: `base` is set before the first handle is made (released with `next`,
+// the slots used so far). Inline, as every wrapped call on a communicator asks in_space.
+struct Range {
+  std::atomic<std::uintptr_t> base{0};
+  std::atomic<std::uint32_t> next{0};
+};
+extern constinit Range g_range;
+}  // namespace handle_space
+
 // True when bits is a handle the engine made, live or released: a released one is a freed
 // object, refused with its error class by the engine instead of reaching the MPI.
-bool in_space(std::uintptr_t bits);
+inline bool in_space(std::uintptr_t bits) {
+  using namespace handle_space;
+  const std::uint32_t used = g_range.next.load(std::memory_order_acquire);
+  const std::uintptr_t off = bits - g_range.base.load(std::memory_order_relaxed);
+  return off < kSlots * kStride && off % kStride == 0 && off / kStride < used;
+}
 
 // The Fortran INTEGER of an engine handle (MPI_Comm_c2f, MPI_Group_c2f, MPI_Message_c2f), and
 // back: on MPICH the handle itself (its handles are ints already); on Open MPI, whose handles

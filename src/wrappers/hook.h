@@ -44,6 +44,16 @@ inline bool direct_to_engine(std::uintptr_t comm) {
   return !g_count_calls && !diag::g_track_calls && ranks::in_space(comm);
 }
 
+// What the protections' path (protected_MPI_X, a function of its own so that the direct entry
+// has a small frame) returned, passed through an empty asm: the call cannot become a tail call,
+// so hooked_MPI_X stays on the stack, where hang and checking reports name the wrapper
+// (diagnostics/backtrace.cpp shows hooked_MPI_X frames and hides the rest of tsmpi's).
+template <class T>
+inline T kept_frame(T result) {
+  asm volatile("" : "+m"(result));
+  return result;
+}
+
 template <Category C, Strategy S>
 struct Hook {
   // `matched` is given for the receive-side functions (src/matching/handlers.h): with a probe
