@@ -18,6 +18,7 @@ namespace {
 using handle_space::g_range;
 using handle_space::kSlots;
 using handle_space::kStride;
+using handle_space::slot_of;
 // Released handles are reused oldest first, and only once this many others wait: a stale copy
 // of a freed handle stays freed (MPI_ERR_COMM, not another object) for that long.
 constexpr std::size_t kQuarantine = 1024;
@@ -28,12 +29,12 @@ struct Slot {
 };
 
 struct Space {
-  std::uintptr_t base = 0;  // also g_range.base; g_range.next counts the slots used
   Slot slots[kSlots];
   std::mutex mu;  // taken to make and release handles, never to find them
   std::deque<std::uint32_t> free_list;  // released slots, oldest first
   std::atomic<int> live{0};
   Space() {
+    std::uintptr_t base;
     if constexpr (std::is_pointer_v<MPI_Comm>) {
       void* region = mmap(nullptr, kSlots * kStride, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       base = reinterpret_cast<std::uintptr_t>(region);
@@ -43,6 +44,7 @@ struct Space {
     }
     g_range.base.store(base, std::memory_order_relaxed);  // published by g_range.next's first store
   }
+  std::uintptr_t base() const { return g_range.base.load(std::memory_order_relaxed); }
 };
 Space& space() {
   static Space* s = new Space;
@@ -67,24 +69,23 @@ std::uintptr_t make_handle(Made kind, void* object) {
   s.slots[i].object.store(object, std::memory_order_relaxed);
   s.slots[i].kind.store(kind, std::memory_order_release);
   s.live.fetch_add(1, std::memory_order_relaxed);
-  return s.base + i * kStride;
+  return s.base() + i * kStride;
 }
 
 void* find_handle(Made kind, std::uintptr_t bits) {
-  Space& s = space();
-  std::uintptr_t off = bits - s.base;
-  if (off >= kSlots * kStride || off % kStride) return nullptr;
-  Slot& slot = s.slots[off / kStride];
+  Space& s = space();  // made first: its base is what slot_of reads
+  std::uint32_t i;
+  if (!slot_of(bits, &i)) return nullptr;
+  Slot& slot = s.slots[i];
   if (slot.kind.load(std::memory_order_acquire) != kind) return nullptr;
   return slot.object.load(std::memory_order_relaxed);
 }
 
 void release_handle(std::uintptr_t bits) {
   Space& s = space();
-  std::uintptr_t off = bits - s.base;
-  if (off >= kSlots * kStride || off % kStride) return;
+  std::uint32_t i;
+  if (!slot_of(bits, &i)) return;
   std::lock_guard g(s.mu);
-  std::uint32_t i = static_cast<std::uint32_t>(off / kStride);
   if (s.slots[i].kind.load(std::memory_order_relaxed) == Made::kFree) return;
   s.slots[i].kind.store(Made::kFree, std::memory_order_release);
   s.slots[i].object.store(nullptr, std::memory_order_relaxed);
@@ -103,14 +104,14 @@ constexpr std::uintptr_t kFortranBase = std::uintptr_t{1} << 30;  // Open MPI on
 int handle_to_fortran(std::uintptr_t bits) {
   Space& s = space();
   if constexpr (!std::is_pointer_v<MPI_Comm>) return static_cast<int>(bits);
-  return static_cast<int>(kFortranBase + (bits - s.base) / kStride);
+  return static_cast<int>(kFortranBase + (bits - s.base()) / kStride);
 }
 
 std::uintptr_t handle_from_fortran(int f) {
   Space& s = space();
   const auto u = static_cast<std::uintptr_t>(static_cast<unsigned>(f));
-  if constexpr (!std::is_pointer_v<MPI_Comm>) return u - s.base < kSlots ? u : 0;
-  return u - kFortranBase < kSlots ? s.base + (u - kFortranBase) * kStride : 0;
+  if constexpr (!std::is_pointer_v<MPI_Comm>) return u - s.base() < kSlots ? u : 0;
+  return u - kFortranBase < kSlots ? s.base() + (u - kFortranBase) * kStride : 0;
 }
 
 }  // namespace tsmpi::ranks

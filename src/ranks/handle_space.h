@@ -39,15 +39,22 @@ struct Range {
   std::atomic<std::uint32_t> next{0};
 };
 extern constinit Range g_range;
+
+// The slot bits would name (*i), if it lies in the handles' range.
+inline bool slot_of(std::uintptr_t bits, std::uint32_t* i) {
+  const std::uintptr_t off = bits - g_range.base.load(std::memory_order_relaxed);
+  if (off >= kSlots * kStride || off % kStride) return false;
+  *i = static_cast<std::uint32_t>(off / kStride);
+  return true;
+}
 }  // namespace handle_space
 
 // True when bits is a handle the engine made, live or released: a released one is a freed
 // object, refused with its error class by the engine instead of reaching the MPI.
 inline bool in_space(std::uintptr_t bits) {
-  using namespace handle_space;
-  const std::uint32_t used = g_range.next.load(std::memory_order_acquire);
-  const std::uintptr_t off = bits - g_range.base.load(std::memory_order_relaxed);
-  return off < kSlots * kStride && off % kStride == 0 && off / kStride < used;
+  const std::uint32_t used = handle_space::g_range.next.load(std::memory_order_acquire);  // before base
+  std::uint32_t i;
+  return handle_space::slot_of(bits, &i) && i < used;
 }
 
 // The Fortran INTEGER of an engine handle (MPI_Comm_c2f, MPI_Group_c2f, MPI_Message_c2f), and
